@@ -1,0 +1,43 @@
+# hotplay.stacks — developer entry points.  `make demo` and `make test` are the two
+# commands of the README; both start from a fresh machine.
+PYTHON ?= python3.12
+VENV := .venv
+BIN := $(VENV)/bin
+BUILD := .build
+COLLECTIONS := $(BUILD)/collections
+DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
+
+.PHONY: venv install demo test unit integration sanity clean
+
+venv: $(BIN)/.installed
+
+$(BIN)/.installed: requirements.txt requirements-dev.txt
+	bash scripts/find_python.sh $(PYTHON) > /dev/null
+	$$(bash scripts/find_python.sh $(PYTHON)) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+# The collection as users install it: built with ansible-galaxy, installed from the tarball.
+install: venv
+	rm -rf $(BUILD)/dist $(BUILD)/installed
+	$(BIN)/ansible-galaxy collection build --force --output-path $(BUILD)/dist . > /dev/null
+	$(BIN)/ansible-galaxy collection install --force -p $(BUILD)/installed $(BUILD)/dist/hotplay-stacks-*.tar.gz > /dev/null
+
+demo: install
+	bash scripts/demo.sh
+
+test: install
+	bash scripts/test.sh
+
+unit: venv
+	bash scripts/test.sh unit
+
+integration: install
+	bash scripts/test.sh integration
+
+sanity: venv
+	bash scripts/sanity.sh
+
+clean:
+	rm -rf $(BUILD)

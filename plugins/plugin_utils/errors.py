@@ -1,0 +1,66 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Errors of the engine.
+
+Every error a user can cause is a ``HotplayError``: the action plugins turn it into
+one clear task failure (never a traceback).  ``source`` names the file and ``path``
+the place inside the document (``resources.web.properties.image``) so people find
+the spot; ``message`` keeps Heat's wording.  When Heat's message already names the
+path, ``path`` stays empty so it is not said twice.
+"""
+
+from __future__ import annotations
+
+
+class HotplayError(Exception):
+    """Base of every error meant for the person running the task."""
+
+    def __init__(self, message: str, source: str = "", path: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.path = path
+
+    def located(self, source: str) -> "HotplayError":
+        """This error with the file it came from filled in (when not known yet)."""
+        if not self.source:
+            self.source = source
+        return self
+
+    def __str__(self) -> str:
+        return ": ".join(part for part in (self.source, self.path, self.message) if part)
+
+
+class TemplateError(HotplayError):
+    """The template (or an environment, or a parameter value) is not valid.
+
+    Raised before anything is written to the store.
+    """
+
+
+class StackValidationFailed(TemplateError):
+    """Heat's ``StackValidationFailed``: semantic validation of a definition."""
+
+
+class ResourceFailure(HotplayError):
+    """A resource action failed; ``message`` carries Heat's wording."""
+
+    def __init__(self, message: str, error_type: str = "Error", path: str = "") -> None:
+        super().__init__(message, path=path)
+        self.error_type = error_type
+
+    def heat_reason(self) -> str:
+        """The status reason as Heat writes it: ``ValueError: resources.bad: ...``."""
+        return f"{self.error_type}: {self.message}"
+
+
+class StackLocked(HotplayError):
+    """Another run holds this stack's lock."""
+
+
+class StackNotFound(HotplayError):
+    """No stack of that name in the store."""
+
+
+class StoreError(HotplayError):
+    """The store cannot be opened or used."""

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run the tests: unit (the engine, in-process), integration (real ansible-playbook
+# against the installed collection).  `make test` installs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+what=${1:-all}
+
+# Unit tests import the collection from the source tree through this link.
+mkdir -p .build/collections/ansible_collections/hotplay
+ln -sfn "$root" .build/collections/ansible_collections/hotplay/stacks
+export PYTHONPATH="$root/.build/collections${PYTHONPATH:+:$PYTHONPATH}"
+export HOTPLAY_REPO="$root"
+export PATH="$root/.venv/bin:$PATH"
+
+case "$what" in
+  unit) paths=(tests/unit) ;;
+  integration) paths=(tests/integration) ;;
+  all) paths=(tests/unit tests/integration) ;;
+  *) echo "usage: $0 [unit|integration|all]" >&2; exit 2 ;;
+esac
+exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
