@@ -1,0 +1,178 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one small interface every resource type implements.
+
+A resource type is a class with a properties schema, an attributes schema and
+``handle_create/update/delete``; nothing else.  The executor calls the handlers in
+worker threads with resolved properties, and records what they return in the
+store.  Adding a type means adding a class in the file of its family and
+registering it with ``@register``: the executor never changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from ..errors import ResourceFailure
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One constraint of a property: ``kind`` is ``allowed_values``, ``range``,
+    ``length``, ``allowed_pattern`` or ``modulo``; ``args`` its arguments."""
+
+    kind: str
+    args: Mapping[str, Any]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PropertySchema:
+    """Schema of one property, as Heat's ``properties.Schema``."""
+
+    type: str  # string | integer | number | boolean | map | list | any
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    update_allowed: bool = False
+    immutable: bool = False
+    constraints: tuple[Constraint, ...] = ()
+    # For a map: the schema of its known keys; for a list: the schema of its items.
+    schema: Mapping[str, PropertySchema] | PropertySchema | None = None
+
+
+@dataclass(frozen=True)
+class AttributeSchema:
+    description: str = ""
+    type: str = "any"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a create or update leaves: the physical id and the private data kept in
+    the store with the resource (Heat's ``resource data``)."""
+
+    physical_id: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResourceState:
+    """The recorded state of a resource, as the store keeps it."""
+
+    name: str
+    type: str
+    action: str = "INIT"  # INIT | CREATE | UPDATE | DELETE | ROLLBACK | CHECK
+    status: str = "COMPLETE"  # IN_PROGRESS | COMPLETE | FAILED
+    status_reason: str = ""
+    physical_id: str = ""
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = field(default_factory=dict)
+    # For nested-stack types: the store id of the child stack.
+    nested_stack_id: str | None = None
+
+
+class Cancelled(Exception):
+    """The run was cancelled (time-out or interruption) while a handler waited."""
+
+
+class RuntimeContext(Protocol):
+    """What handlers may use of the running stack."""
+
+    stack_name: str
+    stack_id: str
+    cancel_event: threading.Event
+
+    def physical_name(self, resource_name: str) -> str:
+        """A unique physical name: ``<stack>-<resource>-<12 random chars>``, as Heat."""
+
+    def sleep(self, seconds: float) -> None:
+        """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
+
+
+class Resource:
+    """Base of every resource type.  Handlers run in worker threads."""
+
+    type_name: ClassVar[str] = ""
+    properties_schema: ClassVar[Mapping[str, PropertySchema]] = {}
+    attributes_schema: ClassVar[Mapping[str, AttributeSchema]] = {}
+    # Nested-stack types (provider templates, OS::Heat::Stack, groups) set this:
+    # their children are stacks of their own in the store.
+    is_nested_stack: ClassVar[bool] = False
+
+    def __init__(self, name: str, runtime: RuntimeContext) -> None:
+        self.name = name
+        self.runtime = runtime
+
+    # -- validation (no side effects) -------------------------------------------
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Checks beyond the schema; raise StackValidationFailed with Heat's words."""
+
+    # -- actions ------------------------------------------------------------------
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        return Outcome(self.runtime.physical_name(self.name))
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Update in place; only called when ``replacement_reason`` found none."""
+        return Outcome(current.physical_id, current.data)
+
+    def handle_delete(self, current: ResourceState) -> None:
+        """Remove the physical resource; must succeed when it is already gone."""
+
+    def replacement_reason(
+        self, old: Mapping[str, Any], new: Mapping[str, Any]
+    ) -> str | None:
+        """Why changing ``old`` properties to ``new`` needs a replacement (None: it
+        does not).  Heat's rule: a changed property that is not update_allowed."""
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) == new.get(key):
+                continue
+            schema = self.properties_schema.get(key)
+            if schema is None or not schema.update_allowed:
+                return f"property {key} changed and cannot be updated in place"
+        return None
+
+    # -- reading -------------------------------------------------------------------
+    def reference_id(self, state: ResourceState) -> Any:
+        """``get_resource``: the physical id, or the name before it has one (Heat)."""
+        return state.physical_id or self.name
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """One attribute; the default reads what the handler kept in ``data``."""
+        if name == "show":
+            return dict(state.properties)
+        return state.data.get("attributes", {}).get(name)
+
+    def attribute_names(self) -> frozenset[str] | None:
+        """Names ``get_attr`` may ask for (None: any name, e.g. provider outputs)."""
+        return frozenset(self.attributes_schema) | {"show"}
+
+    @staticmethod
+    def fail(message: str, error_type: str = "Error") -> ResourceFailure:
+        """A failure of this resource, with the error class name Heat prints."""
+        return ResourceFailure(message, error_type)
+
+
+# Registry of builtin types: Heat's names and ours (``Hotplay::``).
+_TYPES: dict[str, type[Resource]] = {}
+
+
+def register(cls: type[Resource]) -> type[Resource]:
+    """Class decorator: make a resource type known by its ``type_name``."""
+    if not cls.type_name or cls.type_name in _TYPES:
+        raise ValueError(f"bad or duplicate resource type name {cls.type_name!r}")
+    _TYPES[cls.type_name] = cls
+    return cls
+
+
+def resource_class(type_name: str) -> type[Resource] | None:
+    """The class of a builtin type, or None when the type is unknown."""
+    return _TYPES.get(type_name)
+
+
+def known_types() -> list[str]:
+    return sorted(_TYPES)
+
