@@ -1,0 +1,236 @@
+# -*- coding: utf-8 -*-
+# Copyright: hotplay.stacks contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Documentation only: the module is implemented by the action plugin
+# plugins/action/stack_info.py, which reads the state store on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: stack_info
+short_description: Read stacks recorded in the state store
+version_added: 0.1.0
+description:
+  - Without O(name), lists every stack recorded in the store.
+  - With O(name), returns that stack's status, outputs, parameters, resources,
+    events and the list of its recorded revisions.
+  - Only reads the store; never changes a stack.
+options:
+  name:
+    description:
+      - Name of the stack to describe. Without it, all stacks are listed.
+    type: str
+  nested_depth:
+    description:
+      - How many levels of nested stacks to include in the resources and events of
+        RV(stack). V(0) reports only the top-level stack's.
+    type: int
+    default: 0
+  events:
+    description:
+      - Whether to include the stack's recorded events in RV(stack.events).
+      - Set to V(false) for long-lived stacks with many events when they are not needed.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - hotplay.stacks.store
+  - hotplay.stacks.attributes
+  - hotplay.stacks.attributes.actiongroup_stacks
+  - hotplay.stacks.attributes.controller
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads, so it runs normally in check mode.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+seealso:
+  - module: hotplay.stacks.stack
+author:
+  - hotplay.stacks contributors (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: List all stacks of the default store
+  hotplay.stacks.stack_info:
+  register: all_stacks
+
+- name: Show their names and statuses
+  ansible.builtin.debug:
+    msg: "{{ all_stacks.stacks | map(attribute='name') | zip(all_stacks.stacks | map(attribute='status')) | list }}"
+
+- name: Describe one stack, with the members of its resource groups, without events
+  hotplay.stacks.stack_info:
+    name: web
+    nested_depth: 1
+    events: false
+    store: sqlite:////var/lib/hotplay/stacks.db
+  register: web_info
+
+- name: Act only when the stack exists
+  ansible.builtin.debug:
+    msg: "web is {{ web_info.stack.status }} at revision {{ web_info.stack.revisions[-1].revision }}"
+  when: web_info.exists
+"""
+
+RETURN = r"""
+exists:
+  description: Whether the stack named O(name) is recorded in the store.
+  returned: when O(name) is given
+  type: bool
+  sample: true
+stacks:
+  description: Every stack recorded in the store, sorted by name.
+  returned: when O(name) is not given
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Name of the stack.
+      type: str
+      returned: always
+      sample: web
+    id:
+      description: Unique identifier of the stack.
+      type: str
+      returned: always
+      sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
+    status:
+      description: The stack's status in Heat's words.
+      type: str
+      returned: always
+      sample: UPDATE_COMPLETE
+    status_reason:
+      description: Why the stack is in its status.
+      type: str
+      returned: always
+      sample: Stack UPDATE completed successfully
+    created:
+      description: When the stack was created, an ISO 8601 timestamp.
+      type: str
+      returned: always
+      sample: "2026-01-01T12:00:00.123456+00:00"
+    updated:
+      description: When the stack was last changed, an ISO 8601 timestamp; null if never updated.
+      type: str
+      returned: always
+      sample: "2026-01-02T08:30:00.000000+00:00"
+    revision:
+      description: Number of the stack's current revision.
+      type: int
+      returned: always
+      sample: 4
+stack:
+  description: The stack named O(name).
+  returned: when O(name) is given and the stack exists
+  type: dict
+  contains:
+    name:
+      description: Name of the stack.
+      type: str
+      returned: always
+      sample: web
+    id:
+      description: Unique identifier of the stack.
+      type: str
+      returned: always
+      sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
+    status:
+      description: The stack's status in Heat's words.
+      type: str
+      returned: always
+      sample: CREATE_COMPLETE
+    status_reason:
+      description: Why the stack is in its status.
+      type: str
+      returned: always
+      sample: Stack CREATE completed successfully
+    outputs:
+      description:
+        - The template's outputs, name to value. An output whose C(condition) is
+          false, or that could not be resolved, has the value V(null).
+      type: dict
+      returned: always
+      sample: {"url": "http://192.0.2.10/"}
+    output_errors:
+      description: Outputs that could not be resolved, output name to error message.
+      type: dict
+      returned: always
+      sample: {}
+    parameters:
+      description: The parameter values of the current revision; C(hidden) ones are shown as C(******).
+      type: dict
+      returned: always
+      sample: {"server_count": 3, "db_password": "******"}
+    resources:
+      description:
+        - The stack's resources, with nested ones down to O(nested_depth), with
+          the same keys as the C(resources) result of M(hotplay.stacks.stack),
+          C(name), C(type), C(status), C(status_reason), C(physical_id) and, for
+          nested resources, C(parent).
+      type: list
+      elements: dict
+      returned: always
+      sample:
+        - name: server
+          type: OS::Heat::TestResource
+          status: CREATE_COMPLETE
+          status_reason: state changed
+          physical_id: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
+    events:
+      description:
+        - The stack's recorded events, oldest first, with nested ones down to
+          O(nested_depth), with the same keys as the C(events) result of
+          M(hotplay.stacks.stack), C(resource_name), C(action), C(status),
+          C(reason), C(time) and, for nested resources, C(parent).
+      type: list
+      elements: dict
+      returned: when O(events=true)
+      sample:
+        - resource_name: server
+          action: CREATE
+          status: COMPLETE
+          reason: state changed
+          time: "2026-01-01T12:00:01.000000+00:00"
+    revisions:
+      description: The stack's recorded revisions, oldest first.
+      type: list
+      elements: dict
+      returned: always
+      contains:
+        revision:
+          description: Number of the revision.
+          type: int
+          returned: always
+          sample: 1
+        action:
+          description: The stack action that produced the revision, such as C(CREATE), C(UPDATE), C(ROLLBACK).
+          type: str
+          returned: always
+          sample: CREATE
+        status:
+          description: How that action ended, such as C(COMPLETE) or C(FAILED).
+          type: str
+          returned: always
+          sample: COMPLETE
+        created:
+          description: When the revision was recorded, an ISO 8601 timestamp.
+          type: str
+          returned: always
+          sample: "2026-01-01T12:00:00.123456+00:00"
+    created:
+      description: When the stack was created, an ISO 8601 timestamp.
+      type: str
+      returned: always
+      sample: "2026-01-01T12:00:00.123456+00:00"
+    updated:
+      description: When the stack was last changed, an ISO 8601 timestamp; null if never updated.
+      type: str
+      returned: always
+      sample: "2026-01-02T08:30:00.000000+00:00"
+"""
