@@ -106,7 +106,11 @@ class Function:
         return iter(())
 
     def expand(self) -> Any:
-        """For macros: the parsed snippet that stands in place of this call."""
+        """For macros: the raw snippet that stands in place of this call.
+
+        ``parse`` parses it with the same table (``OMIT`` passes through).  A
+        macro's ``args`` are the raw, unparsed arguments.
+        """
         raise NotImplementedError
 
     def error(self, message: str) -> StackValidationFailed:
@@ -131,9 +135,13 @@ def parse(table: FunctionTable, ctx: StackContext, snippet: Any, path: str) -> A
             fn_class = table.get(key) if isinstance(key, str) else None
             if fn_class is not None:
                 fn_path = f"{path}.{key}" if path else key
-                args = parse(table, ctx, value, fn_path)
-                fn = fn_class(ctx, key, args, fn_path)
-                return fn.expand() if fn.is_macro else fn
+                if fn_class.is_macro:
+                    # A macro gets its raw arguments and parses only what it keeps
+                    # (Heat's Macro.parse_args): the branch ``if`` drops is never
+                    # parsed, so it raises no error and adds no dependency.
+                    chosen = fn_class(ctx, key, value, fn_path).expand()
+                    return parse(table, ctx, chosen, fn_path)
+                return fn_class(ctx, key, parse(table, ctx, value, fn_path), fn_path)
         parsed = ((k, parse(table, ctx, v, _join(path, k))) for k, v in snippet.items())
         return {k: v for k, v in parsed if v is not OMIT}
     if isinstance(snippet, list):
