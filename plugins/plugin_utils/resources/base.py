@@ -73,6 +73,11 @@ class ResourceState:
     data: Mapping[str, Any] = field(default_factory=dict)
     # For nested-stack types: the store id of the child stack.
     nested_stack_id: str | None = None
+    # What deleting the stack (or dropping the resource) does: Delete or Retain.
+    deletion_policy: str = "Delete"
+    # The builtin type or provider template that implements ``type`` (after the
+    # resource registry): what a delete needs when no definition is at hand.
+    implementation: str = ""
 
 
 class Cancelled(Exception):

@@ -1,0 +1,35 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Open a store from its URL (SQLAlchemy's convention)."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import StoreError
+from .base import Store
+from .sqlite import SqliteStore, default_path
+
+STORE_ENV_VAR = "HOTPLAY_STORE"
+
+
+def store_path_from_url(url: str) -> str:
+    """The file of a ``sqlite:`` URL: four slashes absolute, three relative."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise StoreError(
+            f"store URL {url!r} is not supported: expected sqlite:////abs/path.db "
+            "or sqlite:///relative/path.db"
+        )
+    return url[len(prefix):]
+
+
+def open_store(url: str | None = None) -> Store:
+    """The store named by ``url``, else ``$HOTPLAY_STORE``, else the per-user file."""
+    url = url or os.environ.get(STORE_ENV_VAR) or ""
+    if not url:
+        return SqliteStore(default_path())
+    if url.startswith("sqlite:"):
+        return SqliteStore(store_path_from_url(url))
+    scheme = url.split(":", 1)[0]
+    raise StoreError(f"store URL scheme {scheme!r} is not supported (use sqlite:///...)")

@@ -1,0 +1,177 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every store keeps, and the interface the engine uses to keep it.
+
+The store is the source of truth: the executor writes a resource's intent before
+it acts and the outcome after.  Records are plain frozen dataclasses, so an
+implementation only maps them to its tables (SQLite now, PostgreSQL next).
+"""
+
+from __future__ import annotations
+
+import datetime
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..resources.base import ResourceState
+
+
+def utc_now() -> str:
+    """Heat's timestamp format: ``2026-11-22T03:09:51Z``."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class StackRecord:
+    id: str
+    name: str
+    action: str
+    status: str
+    status_reason: str
+    created: str
+    updated: str
+    revision: int = 0
+    parent_id: str | None = None
+    parent_resource: str | None = None
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    output_errors: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def stack_status(self) -> str:
+        return f"{self.action}_{self.status}"
+
+
+@dataclass(frozen=True)
+class RevisionRecord:
+    stack_id: str
+    revision: int
+    action: str
+    status: str
+    status_reason: str
+    created: str
+    definition: Mapping[str, Any]
+    digest: str
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    id: int
+    stack_id: str
+    resource_name: str
+    action: str
+    status: str
+    reason: str
+    physical_id: str
+    time: str
+
+
+@dataclass(frozen=True)
+class StoredResource:
+    """A resource row: its state plus the bookkeeping the store adds."""
+
+    stack_id: str
+    state: ResourceState
+    requires: tuple[str, ...] = ()
+    # Position in the template (creation order), for stable listings.
+    position: int = 0
+
+
+class Store(ABC):
+    """A place that keeps stacks, revisions, resources and events."""
+
+    url: str
+
+    # -- life cycle -----------------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several writes into one atomic transaction."""
+        yield
+
+    # -- locks ----------------------------------------------------------------------
+    @abstractmethod
+    def acquire_lock(self, stack_name: str, holder: str) -> None:
+        """Take the stack's lock or raise ``StackLocked`` naming the holder."""
+
+    @abstractmethod
+    def release_lock(self, stack_name: str, holder: str) -> None: ...
+
+    # -- stacks ---------------------------------------------------------------------
+    @abstractmethod
+    def find_stack(self, name: str) -> StackRecord | None:
+        """The live top-level stack of that name (not deleted), if any."""
+
+    @abstractmethod
+    def get_stack(self, stack_id: str) -> StackRecord: ...
+
+    @abstractmethod
+    def list_stacks(self) -> list[StackRecord]:
+        """Live top-level stacks."""
+
+    @abstractmethod
+    def child_stacks(self, stack_id: str) -> list[StackRecord]: ...
+
+    @abstractmethod
+    def create_stack(
+        self, name: str, parent_id: str | None = None, parent_resource: str | None = None
+    ) -> StackRecord: ...
+
+    @abstractmethod
+    def set_stack_status(self, stack_id: str, action: str, status: str, reason: str) -> None: ...
+
+    @abstractmethod
+    def set_stack_outputs(
+        self, stack_id: str, outputs: Mapping[str, Any], errors: Mapping[str, str]
+    ) -> None: ...
+
+    @abstractmethod
+    def mark_stack_deleted(self, stack_id: str) -> None:
+        """Keep the history, but free the name and drop the resources."""
+
+    # -- revisions ------------------------------------------------------------------
+    @abstractmethod
+    def add_revision(
+        self, stack_id: str, action: str, definition: Mapping[str, Any], digest: str
+    ) -> int: ...
+
+    @abstractmethod
+    def finish_revision(
+        self, stack_id: str, revision: int, status: str, reason: str
+    ) -> None: ...
+
+    @abstractmethod
+    def revisions(self, stack_id: str) -> list[RevisionRecord]: ...
+
+    # -- resources ------------------------------------------------------------------
+    @abstractmethod
+    def resources(self, stack_id: str) -> list[StoredResource]: ...
+
+    @abstractmethod
+    def save_resource(
+        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0
+    ) -> None:
+        """Insert or replace the row of ``state.name`` in that stack."""
+
+    @abstractmethod
+    def delete_resource(self, stack_id: str, name: str) -> None: ...
+
+    # -- events ---------------------------------------------------------------------
+    @abstractmethod
+    def add_event(
+        self,
+        stack_id: str,
+        resource_name: str,
+        action: str,
+        status: str,
+        reason: str,
+        physical_id: str = "",
+    ) -> EventRecord: ...
+
+    @abstractmethod
+    def events(self, stack_id: str, after_id: int = 0) -> list[EventRecord]: ...
