@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Static checks of the collection: `ansible-test sanity` and `ansible-lint`
+# (production profile, configured in .ansible-lint).  `make sanity` runs this.
+#
+#   scripts/sanity.sh                 both
+#   scripts/sanity.sh ansible-test    only ansible-test sanity
+#   scripts/sanity.sh ansible-lint    only ansible-lint
+#   SANITY_ARGS="--test validate-modules" scripts/sanity.sh ansible-test
+#
+# Runs offline apart from PyPI: ansible-test wants to download a pip bootstrap
+# script from a site these machines cannot reach, so the test bed's stand-in
+# (../shared/testbed/ansible_test_get_pip_shim.py, relative to the repository) is
+# installed into ansible-test's cache first.  The first run builds ansible-test's
+# per-test virtual environments (about 2-2.5 min); later runs reuse them.
+#
+# ansible-test must run from a directory named ansible_collections/<ns>/<name>,
+# so the working tree (tracked and untracked files, not what .gitignore ignores)
+# is copied to a temporary directory of that shape.  Nothing is written to the
+# repository; the temporary copy is removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+what=${1:-all}
+case "$what" in
+  all | ansible-test | ansible-lint) ;;
+  *) echo "usage: $0 [all|ansible-test|ansible-lint]" >&2; exit 2 ;;
+esac
+
+export PATH="$root/.venv/bin:$PATH"
+python_version=${SANITY_PYTHON:-3.12}
+
+for tool in ansible-test ansible-lint; do
+  if [[ $what == all || $what == "$tool" ]] && ! command -v "$tool" > /dev/null; then
+    echo "$tool not found in $root/.venv/bin: run 'make venv' (and install ansible-lint)" >&2
+    exit 1
+  fi
+done
+
+# --- the collection, copied under ansible_collections/hotplay/stacks -----------
+work=$(mktemp -d "${TMPDIR:-/tmp}/hotplay-sanity.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+collection=$work/ansible_collections/hotplay/stacks
+mkdir -p "$collection"
+tar -C "$root" -cf - \
+    --exclude=./.git --exclude=./.venv --exclude=./.build --exclude=./tests/output \
+    --exclude=./.ansible --exclude=__pycache__ --exclude=.pytest_cache \
+    --exclude=.hypothesis --exclude='*.pyc' . \
+  | tar -C "$collection" -xf -
+# ansible-test and ansible-lint take their file lists from git: a fresh repository
+# whose files are all untracked lists the working tree minus what .gitignore ignores.
+git -C "$collection" init --quiet
+
+status=0
+
+# --- ansible-test sanity -------------------------------------------------------
+run_ansible_test() {
+  # The pip version ansible-test bootstraps into its venvs names the cache file.
+  local pip_version shim cache
+  pip_version=$(python - <<'EOF'
+import importlib.util, pathlib, re
+package = pathlib.Path(importlib.util.find_spec('ansible_test').origin).parent
+source = (package / '_internal' / 'python_requirements.py').read_text()
+print(re.search(r"pip='([0-9.]+)'", source).group(1))
+EOF
+)
+  shim=$(cd "$root/.." && pwd)/shared/testbed/ansible_test_get_pip_shim.py
+  cache=$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py
+  if [[ ! -f $cache ]]; then
+    if [[ ! -f $shim ]]; then
+      echo "no pip bootstrap script at $cache and no shim at $shim: ansible-test would download it" >&2
+      return 1
+    fi
+    mkdir -p "$(dirname "$cache")"
+    cp "$shim" "$cache"
+  fi
+  # shellcheck disable=SC2086  # SANITY_ARGS is a list of words on purpose
+  (cd "$collection" && ansible-test sanity --python "$python_version" --venv \
+      --color "$([[ -t 1 ]] && echo yes || echo no)" ${SANITY_ARGS:-})
+}
+
+# --- ansible-lint --------------------------------------------------------------
+run_ansible_lint() {
+  (cd "$collection" && ansible-lint --offline --nocolor)
+}
+
+if [[ $what == all || $what == ansible-test ]]; then
+  echo "== ansible-test sanity (python $python_version)"
+  run_ansible_test || status=1
+fi
+if [[ $what == all || $what == ansible-lint ]]; then
+  echo "== ansible-lint"
+  run_ansible_lint || status=1
+fi
+exit $status
