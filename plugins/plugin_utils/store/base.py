@@ -119,7 +119,8 @@ class Store(ABC):
 
     @abstractmethod
     def create_stack(
-        self, name: str, parent_id: str | None = None, parent_resource: str | None = None
+        self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
+        stack_id: str | None = None,
     ) -> StackRecord: ...
 
     @abstractmethod

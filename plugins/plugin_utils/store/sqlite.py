@@ -265,9 +265,10 @@ class SqliteStore(Store):
         return [self._stack(row) for row in rows]
 
     def create_stack(
-        self, name: str, parent_id: str | None = None, parent_resource: str | None = None
+        self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
+        stack_id: str | None = None,
     ) -> StackRecord:
-        stack_id = str(uuid.uuid4())
+        stack_id = stack_id or str(uuid.uuid4())
         now = utc_now()
         self._write(
             "INSERT INTO stacks(id, name, parent_id, parent_resource, action, status,"

@@ -1,0 +1,59 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of hotplay.stacks.stack_info: read-only views of the store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    engine_failure,
+    open_task_store,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+    describe_stack,
+    summarize_stack,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
+    HotplayError,
+    StackNotFound,
+)
+
+ARGUMENT_SPEC: dict[str, Any] = {
+    "name": {"type": "str"},
+    "store": {"type": "str"},
+    "nested_depth": {"type": "int", "default": 0},
+    "events": {"type": "bool", "default": True},
+}
+
+
+class ActionModule(ActionBase):
+    """List stacks, or show one with its revisions, resources, events and outputs."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        del tmp
+        _, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        result["changed"] = False
+        try:
+            with open_task_store(args["store"]) as store:
+                result.update(self._read(store, args))
+        except HotplayError as error:
+            result.update(engine_failure(error))
+        return result
+
+    @staticmethod
+    def _read(store: Any, args: dict[str, Any]) -> dict[str, Any]:
+        if not args["name"]:
+            return {"stacks": [summarize_stack(s) for s in store.list_stacks()]}
+        try:
+            stack = describe_stack(store, args["name"], args["nested_depth"], args["events"])
+        except StackNotFound:
+            return {"exists": False}
+        return {"exists": True, "stack": stack}

@@ -1,0 +1,355 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Resource types that are stacks of their own: provider templates,
+``OS::Heat::Stack``, ``OS::Heat::ResourceGroup`` and ``OS::Heat::ResourceChain``.
+
+Each builds a child template (read from the files, given inline, or generated),
+then converges a child stack with it through the same engine.  The child is a
+stack in the store with its own resources and events, named like Heat's
+``<parent>-<resource>-<random>``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import HotplayError, StackValidationFailed
+from ..template.loader import TemplateSource, load_yaml
+from .base import (
+    AttributeSchema,
+    Outcome,
+    PropertySchema,
+    Resource,
+    ResourceState,
+    RuntimeContext,
+    register,
+)
+
+
+class NestedStackResource(Resource):
+    """Common life cycle: converge the child stack, delete it, read its outputs."""
+
+    is_nested_stack = True
+
+    # -- what subclasses provide ----------------------------------------------------
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        raise NotImplementedError
+
+    def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return {}
+
+    # -- life cycle -----------------------------------------------------------------
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        store = self.runtime.store
+        parent = self.runtime.run.stack
+        child = store.create_stack(
+            self.runtime.physical_name(self.name), parent_id=parent.id, parent_resource=self.name
+        )
+        return self._converge(child.id, properties, "CREATE")
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if not current.nested_stack_id:
+            return self.handle_create(properties)
+        return self._converge(current.nested_stack_id, properties, "UPDATE")
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        return None  # a nested stack is always updated in place, as Heat
+
+    def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
+        from ..definition import StackDefinition, StackIdentity
+
+        store = self.runtime.store
+        child = store.get_stack(child_id)
+        run = self.runtime.nested_run(child, self.name)
+        parent_definition = self.runtime.run.definition
+        identity = StackIdentity(
+            name=child.name,
+            id=child.id,
+            project_id=parent_definition.identity.project_id,
+            path=parent_definition.identity.path + (self.name,),
+            facade=self._facade(),
+        )
+        try:
+            definition = StackDefinition(
+                self.child_template(properties),
+                parent_definition.environment.for_nested(self.name),
+                self.child_parameters(properties),
+                identity,
+                files=parent_definition.files,
+            )
+        except HotplayError as error:
+            store.set_stack_status(child.id, action, "FAILED", str(error))
+            raise self.fail(str(error), type(error).__name__) from error
+        if not run.converge(definition, action):
+            reason = store.get_stack(child.id).status_reason
+            raise self.fail(reason, "Error")
+        return Outcome(child.id, {"nested_stack_id": child.id})
+
+    def _facade(self) -> dict[str, Any]:
+        from ..functions.base import resolve
+
+        definition = self.runtime.run.definition.resources[self.name]
+        return {
+            "metadata": resolve(definition.metadata),
+            "deletion_policy": definition.deletion_policy,
+            "update_policy": resolve(definition.update_policy),
+        }
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if not current.nested_stack_id:
+            return
+        store = self.runtime.store
+        child = store.get_stack(current.nested_stack_id)
+        if not self.runtime.nested_run(child, self.name).delete():
+            raise self.fail(store.get_stack(child.id).status_reason, "Error")
+        store.mark_stack_deleted(child.id)
+
+    # -- reading ----------------------------------------------------------------------
+    def outputs(self, state: ResourceState) -> Mapping[str, Any]:
+        if not state.nested_stack_id:
+            return {}
+        return self.runtime.store.get_stack(state.nested_stack_id).outputs
+
+    def members(self, state: ResourceState) -> list[tuple[str, ResourceState]]:
+        """The child stack's resources, in template order."""
+        if not state.nested_stack_id:
+            return []
+        stored = self.runtime.store.resources(state.nested_stack_id)
+        return [(r.state.name, r.state) for r in stored]
+
+
+def _handler_runtime(nested: NestedStackResource, state: ResourceState) -> RuntimeContext:
+    """A runtime for reading members of ``nested``'s child stack."""
+    child = nested.runtime.store.get_stack(state.nested_stack_id or "")
+    return nested.runtime.nested_run(child, nested.name).runtime
+
+
+class TemplateResource(NestedStackResource):
+    """A provider template: a resource whose type is a template file."""
+
+    type_name = ""
+
+    def __init__(self, name: str, runtime: RuntimeContext, template_key: str) -> None:
+        super().__init__(name, runtime)
+        self.template_key = template_key
+
+    def _template_data(self) -> dict[str, Any]:
+        files = self.runtime.run.definition.files
+        return load_yaml(files[self.template_key], self.template_key)
+
+    def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
+        """Properties are the provider template's parameters (Heat's rule)."""
+        declared = self._template_data().get("parameters") or {}
+        for key in values:
+            if key not in declared:
+                raise StackValidationFailed(f"Unknown Property {key}", path=path)
+        return dict(values)
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        files = self.runtime.run.definition.files
+        return TemplateSource(self.template_key, self._template_data(), dict(files))
+
+    def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(properties)
+
+    def attribute_names(self) -> frozenset[str] | None:
+        return None  # any output of the provider template
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return self.outputs(state).get(name)
+
+    def reference_id(self, state: ResourceState) -> Any:
+        outputs = self.outputs(state)
+        return outputs.get("OS::stack_id") or state.nested_stack_id or self.name
+
+
+@register
+class HeatStack(NestedStackResource):
+    """``OS::Heat::Stack``: a nested stack whose template is given inline."""
+
+    type_name = "OS::Heat::Stack"
+    properties_schema = {
+        "context": PropertySchema("map", "Context for this stack (region_name).", default={}),
+        "template": PropertySchema("string", "Template that specifies the stack to be created.",
+                                   required=True, update_allowed=True),
+        "timeout": PropertySchema("number", "Stack creation timeout in minutes.", update_allowed=True),
+        "parameters": PropertySchema("map", "Set of parameters passed to this stack.",
+                                     default={}, update_allowed=True),
+    }
+    attributes_schema = {
+        "stack_name": AttributeSchema("Name of the stack."),
+        "outputs": AttributeSchema("A dict of key-value pairs output from the stack.", "map"),
+    }
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        template = properties["template"]
+        data = template if isinstance(template, Mapping) else load_yaml(str(template), f"resources.{self.name}.properties.template")
+        return TemplateSource(f"resources.{self.name}.properties.template", dict(data),
+                              dict(self.runtime.run.definition.files))
+
+    def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(properties.get("parameters") or {})
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        if name == "outputs":
+            return dict(self.outputs(state))
+        if name == "stack_name":
+            return self.runtime.store.get_stack(state.nested_stack_id).name if state.nested_stack_id else None
+        return super().attribute(state, name)
+
+    def reference_id(self, state: ResourceState) -> Any:
+        return state.nested_stack_id or self.name
+
+
+class GroupResource(NestedStackResource):
+    """Shared reading of members for ResourceGroup and ResourceChain."""
+
+    common_attributes = {
+        "refs": AttributeSchema("A list of resource IDs for the resources in the group.", "list"),
+        "refs_map": AttributeSchema("A map of resource names to IDs for the resources in the group.", "map"),
+        "attributes": AttributeSchema("A map of resource names to the specified attribute of each individual resource.", "map"),
+    }
+
+    def attribute_names(self) -> frozenset[str] | None:
+        return None  # any member attribute name, and resource.N[.attr]
+
+    def _member_values(self, state: ResourceState) -> list[tuple[str, ResourceState, Resource]]:
+        runtime = _handler_runtime(self, state) if state.nested_stack_id else self.runtime
+        from ..stack_run import handler_for_record
+
+        return [(name, member, handler_for_record(member, runtime)) for name, member in self.members(state)]
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        members = self._member_values(state)
+        if name == "refs":
+            return [handler.reference_id(member) for _, member, handler in members]
+        if name == "refs_map":
+            return {n: handler.reference_id(member) for n, member, handler in members}
+        if name == "attributes":
+            return _attributes_by_name(members)
+        if name.startswith("resource."):
+            return _member_attribute(members, name[len("resource."):])
+        return [handler.attribute(member, name) for _, member, handler in members]
+
+    def reference_id(self, state: ResourceState) -> Any:
+        return state.nested_stack_id or self.name
+
+
+def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> dict[str, dict[str, Any]]:
+    """``get_attr: [group, attributes, NAME]`` -> ``{member: value}`` for NAME."""
+    names: set[str] = set()
+    for _, member, handler in members:
+        known = handler.attribute_names()
+        if known is None and member.nested_stack_id:
+            known = frozenset(handler.runtime.store.get_stack(member.nested_stack_id).outputs)
+        names |= set(known or ())
+    return {attr: {n: h.attribute(m, attr) for n, m, h in members} for attr in sorted(names)}
+
+
+def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str) -> Any:
+    index, _, attribute = spec.partition(".")
+    for name, member, handler in members:
+        if name == index:
+            return handler.attribute(member, attribute) if attribute else handler.reference_id(member)
+    return None
+
+
+@register
+class ResourceGroup(GroupResource):
+    """``OS::Heat::ResourceGroup``: ``count`` copies of ``resource_def``."""
+
+    type_name = "OS::Heat::ResourceGroup"
+    properties_schema = {
+        "count": PropertySchema("integer", "The number of resources to create.", default=1,
+                                update_allowed=True),
+        "index_var": PropertySchema("string", "A variable replaced with the member's index.",
+                                    default="%index%", update_allowed=True),
+        "resource_def": PropertySchema("map", "Resource definition for the resources in the group.",
+                                       required=True, update_allowed=True),
+        "removal_policies": PropertySchema("list", "Policies for removal of resources on update.",
+                                           default=[], update_allowed=True),
+        "removal_policies_mode": PropertySchema("string", "How to handle changes to removal_policies.",
+                                                default="append", update_allowed=True),
+    }
+    attributes_schema = GroupResource.common_attributes
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        count = properties.get("count")
+        if isinstance(count, int) and count < 0:
+            raise StackValidationFailed(f"{count} is out of range (min: 0, max: None)",
+                                        path=f"resources.{self.name}.properties.count")
+
+    def _removed_names(self, properties: Mapping[str, Any]) -> set[str]:
+        names: set[str] = set()
+        for policy in properties.get("removal_policies") or []:
+            names.update(str(n) for n in (policy or {}).get("resource_list", []))
+        return names
+
+    def member_names(self, properties: Mapping[str, Any]) -> list[str]:
+        """Heat's naming: indexes from 0, skipping names a removal policy took out."""
+        removed = self._removed_names(properties)
+        names: list[str] = []
+        index = 0
+        while len(names) < int(properties.get("count", 1)):
+            if str(index) not in removed:
+                names.append(str(index))
+            index += 1
+        return names
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        definition = properties["resource_def"]
+        index_var = properties.get("index_var") or "%index%"
+        resources = {
+            name: _member_definition(definition, index_var, name)
+            for name in self.member_names(properties)
+        }
+        data = {"heat_template_version": "2015-04-30", "resources": resources}
+        return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))
+
+
+def _member_definition(definition: Mapping[str, Any], index_var: str, index: str) -> dict[str, Any]:
+    member: dict[str, Any] = {"type": definition["type"]}
+    for key in ("properties", "metadata"):
+        if definition.get(key) is not None:
+            member[key] = _replace_index(copy.deepcopy(definition[key]), index_var, index)
+    return member
+
+
+def _replace_index(value: Any, index_var: str, index: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(index_var, index)
+    if isinstance(value, list):
+        return [_replace_index(v, index_var, index) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _replace_index(v, index_var, index) for k, v in value.items()}
+    return value
+
+
+@register
+class ResourceChain(GroupResource):
+    """``OS::Heat::ResourceChain``: resources of the listed types, each depending on
+    the one before unless ``concurrent``."""
+
+    type_name = "OS::Heat::ResourceChain"
+    properties_schema = {
+        "resources": PropertySchema("list", "The list of resource types to create.",
+                                    required=True, update_allowed=True),
+        "concurrent": PropertySchema("boolean", "If true, the resources are created concurrently.",
+                                     default=False),
+        "resource_properties": PropertySchema("map", "Properties passed to each resource.",
+                                              default={}, update_allowed=True),
+    }
+    attributes_schema = GroupResource.common_attributes
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        resources: dict[str, Any] = {}
+        for index, type_name in enumerate(properties["resources"]):
+            member: dict[str, Any] = {"type": type_name,
+                                      "properties": dict(properties.get("resource_properties") or {})}
+            if index and not properties.get("concurrent"):
+                member["depends_on"] = [str(index - 1)]
+            resources[str(index)] = member
+        data = {"heat_template_version": "2015-04-30", "resources": resources}
+        return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))

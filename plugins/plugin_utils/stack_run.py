@@ -1,0 +1,384 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One run of one stack (top-level or nested): converge it to a definition, or
+delete it.
+
+Each resource is converged when everything it reads is done: its properties are
+resolved then, compared with the record, and the resource is created, updated in
+place, replaced or left alone.  Every state change is written to the store before
+the handler acts and after it returns, so a killed run leaves a store the next run
+can continue from.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .definition import (
+    LiveResource,
+    ResourceDefinition,
+    StackDefinition,
+    handler_for,
+    resolve_outputs,
+)
+from .errors import HotplayError, ResourceFailure
+from .executor import DEFAULT_WORKERS, traverse
+from .functions.base import resolve
+from .graph import reverse
+from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
+from .resources.properties import validate_properties
+from .store.base import EventRecord, StackRecord, Store
+
+_NAME_CHARS = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event as the task reports it (``path`` names nested resources)."""
+
+    record: EventRecord
+    path: tuple[str, ...]  # resource names from the top stack to this stack
+
+    @property
+    def resource_name(self) -> str:
+        return "/".join(self.path + (self.record.resource_name,)) if self.path else self.record.resource_name
+
+
+EventSink = Callable[[Event], None]
+
+
+class RunRuntime:
+    """``RuntimeContext`` given to handlers of one stack run."""
+
+    def __init__(self, run: "StackRun") -> None:
+        self.run = run
+        self.stack_name = run.stack.name
+        self.stack_id = run.stack.id
+        self.cancel_event = run.cancel_event
+
+    def physical_name(self, resource_name: str) -> str:
+        suffix = "".join(secrets.choice(_NAME_CHARS) for _ in range(12))
+        return f"{self.stack_name}-{resource_name}-{suffix}"
+
+    def sleep(self, seconds: float) -> None:
+        if self.cancel_event.wait(seconds if seconds >= 0 else None):
+            raise Cancelled("the run was cancelled")
+
+    # -- nested stacks (used by resources.nested) -----------------------------------
+    @property
+    def store(self) -> Store:
+        return self.run.store
+
+    def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
+        return StackRun(
+            self.run.store,
+            child,
+            self.run.sink,
+            path=self.run.path + (resource_name,),
+            cancel_event=self.cancel_event,
+            max_workers=self.run.max_workers,
+        )
+
+
+class StackRun:
+    """Converge or delete one stack."""
+
+    def __init__(
+        self,
+        store: Store,
+        stack: StackRecord,
+        sink: EventSink,
+        path: tuple[str, ...] = (),
+        cancel_event: threading.Event | None = None,
+        max_workers: int = DEFAULT_WORKERS,
+    ) -> None:
+        self.store = store
+        self.stack = stack
+        self.sink = sink
+        self.path = path
+        self.cancel_event = cancel_event or threading.Event()
+        self.max_workers = max_workers
+        self.runtime = RunRuntime(self)
+        self._states_lock = threading.Lock()
+        self.records: dict[str, ResourceState] = {}
+        self.requires: dict[str, tuple[str, ...]] = {}
+        self.positions: dict[str, int] = {}
+        for stored in store.resources(stack.id):
+            self.records[stored.state.name] = stored.state
+            self.requires[stored.state.name] = stored.requires
+            self.positions[stored.state.name] = stored.position
+        self.handlers: dict[str, Resource] = {}
+        self.definition: StackDefinition | None = None
+
+    # -- events and state -----------------------------------------------------------
+    def event(self, name: str, action: str, status: str, reason: str, physical_id: str = "") -> None:
+        record = self.store.add_event(self.stack.id, name, action, status, reason, physical_id)
+        self.sink(Event(record, self.path))
+
+    def stack_event(self, action: str, status: str, reason: str) -> None:
+        """A stack-level event.  A nested stack's own events are stored but not
+        reported: its parent resource's events already say the same."""
+        with self.store.transaction():
+            self.store.set_stack_status(self.stack.id, action, status, reason)
+            record = self.store.add_event(
+                self.stack.id, self.stack.name, action, status, reason, self.stack.id
+            )
+        if not self.path:
+            self.sink(Event(record, self.path))
+
+    def save(self, state: ResourceState, reason: str | None = None) -> None:
+        """Record a resource's new state, and its event, in one transaction."""
+        with self.store.transaction():
+            self.store.save_resource(
+                self.stack.id, state, self.requires.get(state.name, ()),
+                self.positions.get(state.name, 0),
+            )
+            if reason is not None:
+                self.event(state.name, state.action, state.status, reason, state.physical_id)
+        with self._states_lock:
+            self.records[state.name] = state
+
+    def live(self, name: str) -> LiveResource | None:
+        handler = self.handlers.get(name)
+        if handler is None:
+            return None
+        with self._states_lock:
+            return self.records.get(name), handler
+
+    # -- converge ---------------------------------------------------------------------
+    def converge(self, definition: StackDefinition, action: str) -> bool:
+        """Bring the stack to ``definition``; True when every resource got there."""
+        self.definition = definition
+        definition.scope.live = self.live
+        self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
+        for name, defn in definition.resources.items():
+            self.handlers[name] = handler_for(defn, self.runtime)
+            self.requires[name] = tuple(sorted(definition.requires_graph()[name]))
+            self.positions[name] = defn.position
+        result = traverse(
+            definition.requires_graph(),
+            lambda name: self._converge_resource(definition.resources[name]),
+            self.max_workers,
+            self.cancel_event,
+        )
+        ok = result.ok and self._delete_removed(definition)
+        self._finish(definition, action, ok, result.errors)
+        return ok
+
+    def _finish(
+        self, definition: StackDefinition, action: str, ok: bool, errors: Mapping[str, BaseException]
+    ) -> None:
+        outputs, output_errors = resolve_outputs(definition)
+        self.store.set_stack_outputs(self.stack.id, outputs, output_errors)
+        if ok:
+            self.stack_event(action, "COMPLETE", f"Stack {action} completed successfully")
+            return
+        failure = next((e for e in errors.values() if isinstance(e, _Failed)), None)
+        if failure is None:
+            reason = "Stack was interrupted before every resource was done"
+        else:
+            reason = f"Resource {failure.action} failed: {failure.reason}"
+        self.stack_event(action, "FAILED", reason)
+
+    def _converge_resource(self, defn: ResourceDefinition) -> None:
+        handler = self.handlers[defn.name]
+        record = self.records.get(defn.name)
+        if defn.external_id is not None:
+            self._adopt(defn, handler, record)
+            return
+        properties = self._resolved_properties(defn, handler)
+        if record is None or record.action == "INIT" or record.action == "DELETE":
+            self._create(defn, handler, properties, record)
+        elif record.status != "COMPLETE":
+            # Heat replaces a resource whose last action failed or never finished.
+            self._replace(defn, handler, properties, record)
+        elif record.implementation != defn.implementation:
+            self._replace(defn, handler, properties, record)
+        elif dict(record.properties) == properties:
+            self._refresh_policy(defn, record)
+        elif handler.replacement_reason(record.properties, properties) is None:
+            self._update(defn, handler, properties, record)
+        else:
+            self._replace(defn, handler, properties, record)
+
+    def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
+        path = f"resources.{defn.name}.properties"
+        try:
+            values = resolve(defn.properties)
+            check = getattr(handler, "check_properties", None)
+            if check is not None:
+                return check(values, path)
+            return validate_properties(type(handler), values, path)
+        except HotplayError as error:
+            action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
+            raise self._fail(defn, action, self.records.get(defn.name), error) from error
+
+    def _new_state(self, defn: ResourceDefinition, action: str, status: str) -> ResourceState:
+        return ResourceState(
+            name=defn.name, type=defn.type, action=action, status=status,
+            deletion_policy=defn.deletion_policy, implementation=defn.implementation,
+        )
+
+    def _create(
+        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
+        record: ResourceState | None,
+    ) -> None:
+        state = self._new_state(defn, "CREATE", "IN_PROGRESS")
+        state = replace(state, properties=properties)
+        self.save(state, "state changed")
+        try:
+            outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
+        except _Failed as failure:
+            self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
+            raise
+        self._complete(state, outcome)
+
+    def _update(
+        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
+        record: ResourceState,
+    ) -> None:
+        state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
+                        deletion_policy=defn.deletion_policy)
+        self.save(state, "state changed")
+        try:
+            outcome = self._guard(
+                lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
+            )
+        except _Failed as failure:
+            self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
+            raise
+        self._complete(replace(state, properties=properties), outcome)
+
+    def _replace(
+        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
+        record: ResourceState,
+    ) -> None:
+        """Create the new resource, then delete the old one (Heat's convergence order)."""
+        old = record
+        self._create(defn, handler, properties, record)
+        if old.physical_id or old.nested_stack_id:
+            self._delete_physical(old, handler)
+
+    def _adopt(self, defn: ResourceDefinition, handler: Resource, record: ResourceState | None) -> None:
+        """``external_id``: record the existing resource; never create or delete it."""
+        external = str(resolve(defn.external_id))
+        if record is not None and record.physical_id == external and record.status == "COMPLETE":
+            return
+        state = replace(self._new_state(defn, "CREATE", "COMPLETE"),
+                        physical_id=external, deletion_policy="Retain", status_reason="state changed")
+        self.save(state, "state changed")
+
+    def _refresh_policy(self, defn: ResourceDefinition, record: ResourceState) -> None:
+        if record.deletion_policy != defn.deletion_policy:
+            self.save(replace(record, deletion_policy=defn.deletion_policy))
+
+    def _complete(self, state: ResourceState, outcome: Outcome) -> None:
+        done = replace(
+            state, status="COMPLETE", status_reason="state changed",
+            physical_id=outcome.physical_id, data=dict(outcome.data),
+            nested_stack_id=outcome.data.get("nested_stack_id", state.nested_stack_id),
+        )
+        self.save(done, "state changed")
+
+    @staticmethod
+    def _guard(call: Callable[[], Outcome], name: str, action: str) -> Outcome:
+        """Run a handler; turn its failure into Heat's status reason."""
+        try:
+            return call()
+        except ResourceFailure as error:
+            reason = f"{error.error_type}: resources.{name}: {error.message}"
+        except Cancelled as error:
+            reason = f"Cancelled: resources.{name}: {error}"
+        except HotplayError as error:
+            reason = f"{type(error).__name__}: resources.{name}: {error}"
+        except Exception as error:  # noqa: BLE001 - a handler bug must not lose the state
+            reason = f"{type(error).__name__}: resources.{name}: {error}"
+        raise _Failed(reason, action)
+
+    def _fail(self, defn: ResourceDefinition, action: str, record: ResourceState | None,
+              error: HotplayError) -> "_Failed":
+        """Record a failure found before the handler ran (a property error)."""
+        reason = f"{type(error).__name__}: resources.{defn.name}: {error}"
+        state = record or self._new_state(defn, action, "FAILED")
+        self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
+        return _Failed(reason, action)
+
+    # -- delete -------------------------------------------------------------------------
+    def _delete_removed(self, definition: StackDefinition) -> bool:
+        """Delete the recorded resources the definition no longer has."""
+        removed = {n: set(r) for n, r in self.requires.items()
+                   if n in self.records and n not in definition.resources}
+        if not removed:
+            return True
+        return self._delete_resources(removed)
+
+    def delete(self) -> bool:
+        """Delete every recorded resource, dependants first; True when all went."""
+        self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
+        ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        if ok:
+            self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
+        else:
+            failed = [s for s in self.records.values() if s.status == "FAILED"]
+            reason = failed[0].status_reason if failed else "the run was interrupted"
+            self.stack_event("DELETE", "FAILED", f"Resource DELETE failed: {reason}")
+        return ok
+
+    def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
+        graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
+        result = traverse(reverse(graph), self._delete_resource, self.max_workers, self.cancel_event)
+        return result.ok
+
+    def _delete_resource(self, name: str) -> None:
+        record = self.records[name]
+        handler = self.handlers.get(name) or self._handler_for_record(record)
+        state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
+        self.save(state, "state changed")
+        if record.deletion_policy != "Retain":
+            try:
+                self._delete_physical(record, handler)
+            except _Failed as failure:
+                self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
+                raise
+        self.save(replace(state, status="COMPLETE", status_reason="state changed"), "state changed")
+        with self.store.transaction():
+            self.store.delete_resource(self.stack.id, name)
+        with self._states_lock:
+            self.records.pop(name, None)
+
+    def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
+        if record.action == "INIT":
+            return
+        self._guard(lambda: _no_outcome(handler.handle_delete(record)), record.name, "DELETE")
+
+    def _handler_for_record(self, record: ResourceState) -> Resource:
+        return handler_for_record(record, self.runtime)
+
+
+def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
+    """The handler of a recorded resource, when no definition is at hand."""
+    implementation = record.implementation or record.type
+    cls = resource_class(implementation)
+    if cls is None:
+        from .resources.nested import TemplateResource
+
+        return TemplateResource(record.name, runtime, implementation)
+    return cls(record.name, runtime)
+
+
+class _Failed(Exception):
+    """A resource failed: Heat's status reason and the action that failed."""
+
+    def __init__(self, reason: str, action: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.action = action
+
+
+def _no_outcome(_: None) -> Outcome:
+    return Outcome("")
