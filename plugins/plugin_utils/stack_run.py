@@ -166,9 +166,18 @@ class StackRun:
             self.max_workers,
             self.cancel_event,
         )
+        self._record_not_started(definition, result.not_started)
         ok = result.ok and self._delete_removed(definition)
         self._finish(definition, action, ok, result.errors)
         return ok
+
+    def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
+        """Resources a failure kept from starting are listed as Heat lists them:
+        INIT_COMPLETE (nothing exists for them)."""
+        with self.store.transaction():
+            for name in names:
+                if name not in self.records:
+                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"))
 
     def _finish(
         self, definition: StackDefinition, action: str, ok: bool, errors: Mapping[str, BaseException]

@@ -1,0 +1,103 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run real ansible-playbook against the collection as users install it.
+
+`make test` builds the collection with ansible-galaxy and installs it into
+.build/installed; each test gets its own SQLite store file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
+INSTALLED = REPO / ".build" / "installed"
+EXAMPLES = REPO / "playbooks" / "templates"
+BIN = REPO / ".venv" / "bin"
+
+
+@dataclass
+class PlaybookRun:
+    rc: int
+    stdout: str
+    results: dict[str, Any]
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def run_tasks(tmp_path: Path, store_url: str):
+    """Run a play of ``tasks`` on localhost; registered results come back by name.
+
+    Every task registers under its ``register`` name; failures are kept
+    (ignore_errors) so the test can assert on them.
+    """
+
+    def run(tasks: list[dict[str, Any]], name: str = "play", env: dict[str, str] | None = None) -> PlaybookRun:
+        registered = [t["register"] for t in tasks if "register" in t]
+        for task in tasks:
+            task.setdefault("ignore_errors", True)
+        dump = tmp_path / f"{name}-results.json"
+        dump_task = {
+            "name": "Dump results",
+            "ansible.builtin.copy": {
+                "dest": str(dump),
+                "content": "{{ {" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "} | to_json }}",
+                "mode": "0600",
+            },
+        }
+        play = [{
+            "name": name, "hosts": "localhost", "gather_facts": False,
+            "module_defaults": {"group/hotplay.stacks.stacks": {"store": store_url}},
+            "tasks": tasks + [dump_task],
+        }]
+        playbook = tmp_path / f"{name}.yml"
+        playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+        completed = run_playbook(playbook, tmp_path, env)
+        results = json.loads(dump.read_text()) if dump.exists() else {}
+        return PlaybookRun(completed.returncode, completed.stdout, results)
+
+    return run
+
+
+def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **os.environ,
+        "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
+        "ANSIBLE_LOCALHOST_WARNING": "false",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+        **(env or {}),
+    }
+    environment.pop("PYTHONPATH", None)  # the installed collection, not the source tree
+    return subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
+        cwd=cwd, env=environment, capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def write_template(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def store_rows(store_url: str, sql: str) -> list[tuple]:
+    path = store_url[len("sqlite:///"):]
+    with sqlite3.connect(path) as db:
+        return db.execute(sql).fetchall()

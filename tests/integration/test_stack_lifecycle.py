@@ -1,0 +1,174 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Create, re-run, delete and fail stacks through real ansible-playbook runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import EXAMPLES, store_rows, write_template
+
+APP = str(EXAMPLES / "app_stack.yaml")
+
+
+def apply(name: str, template: str, register: str, **extra) -> dict:
+    return {"name": f"apply {register}", "hotplay.stacks.stack": {"name": name, "template": template, **extra},
+            "register": register}
+
+
+def test_create_rerun_and_delete_the_example_stack(run_tasks, store_url):
+    run = run_tasks([
+        apply("app", APP, "created", parameters={"worker_count": 2}, nested_depth=1),
+        apply("app", APP, "again", parameters={"worker_count": 2}),
+        {"hotplay.stacks.stack_info": {"name": "app"}, "register": "info"},
+        {"hotplay.stacks.stack": {"name": "app", "state": "absent"}, "register": "deleted"},
+        {"hotplay.stacks.stack_info": {}, "register": "listing"},
+    ])
+    created, again, info, deleted = (run.results[k] for k in ("created", "again", "info", "deleted"))
+    assert created["changed"] and created["stack_status"] == "CREATE_COMPLETE", created
+    assert created["outputs"]["endpoint"] == "https://shop.example.com/db-shop"
+    assert created["outputs"]["workers"] == ["worker-0", "worker-1"]
+    assert created["outputs"]["scale"] == "small"
+    assert "database=db-shop workers=worker-0,worker-1" in created["outputs"]["config"]
+    names = {r["name"] for r in created["resources"]}
+    assert {"secret", "database", "workers", "workers/0", "workers/1", "endpoint"} <= names
+    assert next(r for r in created["resources"] if r["name"] == "workers/1")["parent"] == "workers"
+    assert created["parameters"]["admin_password"] == "******"
+    assert created["revision"] == 1
+    # Heat's event shape: stack events named after the stack, resource events in between.
+    assert created["events"][0]["resource_name"] == "app"
+    assert created["events"][0]["reason"] == "Stack CREATE started"
+    assert created["events"][-1]["reason"] == "Stack CREATE completed successfully"
+    # The same task again changes nothing and writes nothing.
+    assert again["changed"] is False and again["revision"] == 1 and again["events"] == []
+    assert info["stack"]["status"] == "CREATE_COMPLETE" and len(info["stack"]["revisions"]) == 1
+    assert deleted["changed"] and deleted["stack_status"] == "DELETE_COMPLETE"
+    assert run.results["listing"]["stacks"] == []
+    # One progress line per resource action, as it happens.
+    assert "[app] database: CREATE_COMPLETE" in run.stdout
+    assert "admin_password" not in run.stdout or "change-me-please" not in run.stdout
+    assert "change-me-please" not in Path(store_url[len("sqlite:///"):]).read_bytes().decode("latin-1")
+
+
+def test_failed_resource_fails_the_stack_with_heats_reason(run_tasks, tmp_path):
+    template = write_template(tmp_path, "failing.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          ok:
+            type: OS::Heat::TestResource
+            properties:
+              value: fine
+          bad:
+            type: OS::Heat::TestResource
+            depends_on: ok
+            properties:
+              value: doomed
+              fail: true
+          after_bad:
+            type: OS::Heat::TestResource
+            depends_on: bad
+        outputs:
+          ok_value:
+            value: {get_attr: [ok, output]}
+        """)
+    run = run_tasks([apply("failing", str(template), "failed")])
+    failed = run.results["failed"]
+    assert failed["failed"] is True
+    assert failed["stack_status"] == "CREATE_FAILED"
+    # What Heat 27 said for this template (../shared/peer/heat/examples/failing_no_rollback.json).
+    assert failed["stack_status_reason"] == (
+        "Resource CREATE failed: ValueError: resources.bad: Test Resource failed bad")
+    statuses = {r["name"]: r["status"] for r in failed["resources"]}
+    # The dependant of the failed resource never started: Heat lists it as INIT_COMPLETE.
+    assert statuses == {"ok": "CREATE_COMPLETE", "bad": "CREATE_FAILED", "after_bad": "INIT_COMPLETE"}
+    assert failed["outputs"] == {"ok_value": "fine"}
+    assert run.rc != 0
+
+
+def test_validation_error_fails_before_any_stack_exists(run_tasks, tmp_path, store_url):
+    template = write_template(tmp_path, "broken.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          web:
+            type: OS::Heat::TestResource
+            properties:
+              value: {get_param: missing}
+        """)
+    run = run_tasks([apply("broken", str(template), "broken")])
+    broken = run.results["broken"]
+    assert broken["failed"] is True and "stack_status" not in broken
+    assert "broken.yaml" in broken["msg"] and "missing" in broken["msg"]
+    assert "Traceback" not in run.stdout
+    assert store_rows(store_url, "SELECT count(*) FROM stacks") == [(0,)]
+    assert store_rows(store_url, "SELECT count(*) FROM events") == [(0,)]
+
+
+def test_unknown_resource_type_is_refused_as_heat_does(run_tasks, tmp_path):
+    template = write_template(tmp_path, "unknown.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          web:
+            type: OS::Nova::NoSuchThing
+        """)
+    run = run_tasks([apply("unknown", str(template), "unknown")])
+    assert "The Resource Type (OS::Nova::NoSuchThing) could not be found." in run.results["unknown"]["msg"]
+
+
+def test_retained_resource_survives_delete(run_tasks, tmp_path):
+    template = write_template(tmp_path, "retain.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          keep:
+            type: OS::Heat::TestResource
+            deletion_policy: Retain
+          drop:
+            type: OS::Heat::TestResource
+        """)
+    run = run_tasks([
+        apply("retain", str(template), "created"),
+        {"hotplay.stacks.stack": {"name": "retain", "state": "absent"}, "register": "deleted"},
+    ])
+    events = [(e["resource_name"], e["action"], e["status"]) for e in run.results["deleted"]["events"]]
+    assert ("keep", "DELETE", "COMPLETE") in events and ("drop", "DELETE", "COMPLETE") in events
+    assert run.results["deleted"]["stack_status"] == "DELETE_COMPLETE"
+
+
+def test_nested_provider_template_and_environment(run_tasks, tmp_path):
+    write_template(tmp_path, "member.yaml", """\
+        heat_template_version: 2016-10-14
+        parameters:
+          greeting: {type: string}
+        resources:
+          inner:
+            type: OS::Heat::TestResource
+            properties:
+              value: {get_param: greeting}
+        outputs:
+          said:
+            value: {get_attr: [inner, output]}
+        """)
+    env = write_template(tmp_path, "env.yaml", """\
+        resource_registry:
+          My::Member: member.yaml
+        """)
+    template = write_template(tmp_path, "top.yaml", """\
+        heat_template_version: 2016-10-14
+        resources:
+          first:
+            type: My::Member
+            properties:
+              greeting: hello
+          second:
+            type: My::Member
+            properties:
+              greeting: {get_attr: [first, said]}
+        outputs:
+          echoed:
+            value: {get_attr: [second, said]}
+        """)
+    run = run_tasks([apply("nested", str(template), "nested", environment=[str(env)], nested_depth=1)])
+    nested = run.results["nested"]
+    assert nested["stack_status"] == "CREATE_COMPLETE", nested
+    assert nested["outputs"] == {"echoed": "hello"}
+    paths = {r["name"]: r.get("parent") for r in nested["resources"]}
+    assert paths["first/inner"] == "first" and paths["second/inner"] == "second"
