@@ -315,8 +315,11 @@ class TestResource(Resource):
 
     # -- helpers --------------------------------------------------------------------
     def _failure(self) -> ResourceFailure:
-        # Heat's status reason: "ValueError: resources.bad: Test Resource failed bad".
-        return self.fail(f"resources.{self.name}: Test Resource failed {self.name}", "ValueError")
+        # Heat's status reason is "ValueError: resources.bad: Test Resource failed bad";
+        # the executor adds the "resources.bad: " part for every handler failure.
+        failure = self.fail(f"Test Resource failed {self.name}", "ValueError")
+        failure.path = f"resources.{self.name}"
+        return failure
 
     def _wait(self, properties: Mapping[str, Any], action: str) -> None:
         seconds = _wait_seconds(properties, action)
