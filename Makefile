@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test unit integration sanity clean
+.PHONY: venv install demo test unit integration sanity bench clean
 
 venv: $(BIN)/.installed
 
@@ -41,3 +41,6 @@ sanity: venv
 
 clean:
 	rm -rf $(BUILD)
+
+bench: venv
+	bash scripts/test.sh bench

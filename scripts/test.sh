@@ -17,6 +17,7 @@ case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
   all) paths=(tests/unit tests/integration) ;;
-  *) echo "usage: $0 [unit|integration|all]" >&2; exit 2 ;;
+  bench) exec .venv/bin/python benchmarks/bench.py "${@:2}" ;;
+  *) echo "usage: $0 [unit|integration|all|bench]" >&2; exit 2 ;;
 esac
 exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
