@@ -25,6 +25,7 @@ from .parameters import (
     resolve_parameters,
     validate_parameter_groups,
 )
+from . import resources as _resource_types  # noqa: F401  (registers the types)
 from .resources.base import Resource, ResourceState, RuntimeContext, resource_class
 from .template.hot import HotTemplate
 from .template.loader import TemplateSource
@@ -88,7 +89,7 @@ class ResourceView:
 
     @property
     def enabled(self) -> bool:
-        return self.name in self.scope.definition.resources
+        return self.scope.definition.resource_enabled(self.name)
 
     def _live(self) -> LiveResource | None:
         return self.scope.live(self.name) if self.enabled else None
@@ -307,11 +308,12 @@ class StackDefinition:
                     path=f"{path}.depends_on",
                 )
         # A dependency on a resource whose condition is false is dropped, as Heat.
-        return tuple(n for n in names if n != name and self._resource_enabled(n))
+        return tuple(n for n in names if n != name and self.resource_enabled(n))
 
-    def _resource_enabled(self, name: str) -> bool:
-        entry = self.template.resources_section[name]
-        return self._enabled(entry, f"resources.{name}")
+    def resource_enabled(self, name: str) -> bool:
+        """True when the template declares ``name`` and its condition holds."""
+        entry = self.template.resources_section.get(name)
+        return entry is not None and self._enabled(entry, f"resources.{name}")
 
     def _deletion_policy(self, entry: Mapping[str, Any], path: str) -> str:
         raw = entry.get("deletion_policy", "Delete")

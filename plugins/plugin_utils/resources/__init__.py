@@ -2,5 +2,5 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Resource types: importing a family module registers its types."""
 
-# One import per family; `nested` joins this line when it lands.
-from . import heat_misc, software_config  # noqa: F401
+# One import per family.
+from . import heat_misc, nested, software_config  # noqa: F401
