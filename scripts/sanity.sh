@@ -80,7 +80,9 @@ EOF
 
 # --- ansible-lint --------------------------------------------------------------
 run_ansible_lint() {
-  (cd "$collection" && ansible-lint --offline --nocolor)
+  # The copy's own ansible_collections tree puts hotplay.stacks on the collections
+  # path, so playbooks that use its modules resolve them.
+  (cd "$collection" && ANSIBLE_COLLECTIONS_PATH="$work" ansible-lint --offline --nocolor)
 }
 
 if [[ $what == all || $what == ansible-test ]]; then

@@ -49,7 +49,9 @@ options:
     default: present
   template:
     description:
-      - Path to the HOT template file on the controller.
+      - Path to the HOT template file on the controller. A relative path is
+        looked up as Ansible looks up files (the role's files, then the playbook's
+        directory).
       - Files that the template references (C(get_file), provider templates) are
         looked up relative to the template's directory.
       - Required when O(state=present).
@@ -58,6 +60,7 @@ options:
     description:
       - Paths to Heat environment files on the controller, applied in order; later
         files override earlier ones, as with C(openstack stack create -e).
+      - Relative paths are looked up as for O(template).
     type: list
     elements: path
     default: []
@@ -183,8 +186,10 @@ output_errors:
   sample: {"admin_url": "The Referenced Attribute (lb admin_address) is incorrect."}
 resources:
   description:
-    - The stack's resources, with nested ones down to O(nested_depth).
-  returned: when the stack exists
+    - The stack's resources, with nested ones down to O(nested_depth), each
+      nested one after its parent.
+    - Empty when the task failed before the stack existed.
+  returned: always
   type: list
   elements: dict
   contains:
@@ -224,7 +229,8 @@ events:
     - The events produced by this task run, in the order they happened, with
       nested ones down to O(nested_depth).
     - Events about the stack itself use the stack's name as C(resource_name).
-  returned: when the stack exists or has just been deleted
+    - Empty when the task failed before the stack existed.
+  returned: always
   type: list
   elements: dict
   contains:
@@ -254,15 +260,16 @@ events:
       returned: always
       sample: state changed
     time:
-      description: When the event happened, an ISO 8601 timestamp.
+      description: When the event happened, an ISO 8601 timestamp in UTC.
       type: str
       returned: always
-      sample: "2026-01-01T12:00:00.123456+00:00"
+      sample: "2026-01-01T12:00:00Z"
 parameters:
   description:
     - The parameter values the stack was applied with, after defaults and
       environment files; values of C(hidden) parameters are shown as C(******).
-  returned: when the stack exists
+    - Empty when the task failed before the stack existed.
+  returned: always
   type: dict
   sample: {"server_count": 3, "flavor": "m1.small", "db_password": "******"}
 revision:

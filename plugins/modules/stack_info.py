@@ -111,15 +111,15 @@ stacks:
       returned: always
       sample: Stack UPDATE completed successfully
     created:
-      description: When the stack was created, an ISO 8601 timestamp.
+      description: When the stack was created, an ISO 8601 timestamp in UTC.
       type: str
       returned: always
-      sample: "2026-01-01T12:00:00.123456+00:00"
+      sample: "2026-01-01T12:00:00Z"
     updated:
-      description: When the stack was last changed, an ISO 8601 timestamp; null if never updated.
+      description: When the stack was last changed, an ISO 8601 timestamp in UTC; its creation time if it was never updated.
       type: str
       returned: always
-      sample: "2026-01-02T08:30:00.000000+00:00"
+      sample: "2026-01-02T08:30:00Z"
     revision:
       description: Number of the stack's current revision.
       type: int
@@ -184,8 +184,8 @@ stack:
           physical_id: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
     events:
       description:
-        - The stack's recorded events, oldest first, with nested ones down to
-          O(nested_depth), with the same keys as the C(events) result of
+        - The stack's recorded events in the order they happened, then those of
+          its nested stacks down to O(nested_depth), with the same keys as the C(events) result of
           M(hotplay.stacks.stack), C(resource_name), C(action), C(status),
           C(reason), C(time) and, for nested resources, C(parent).
       type: list
@@ -196,7 +196,7 @@ stack:
           action: CREATE
           status: COMPLETE
           reason: state changed
-          time: "2026-01-01T12:00:01.000000+00:00"
+          time: "2026-01-01T12:00:01Z"
     revisions:
       description: The stack's recorded revisions, oldest first.
       type: list
@@ -218,19 +218,24 @@ stack:
           type: str
           returned: always
           sample: COMPLETE
-        created:
-          description: When the revision was recorded, an ISO 8601 timestamp.
+        status_reason:
+          description: Why the action ended so.
           type: str
           returned: always
-          sample: "2026-01-01T12:00:00.123456+00:00"
+          sample: Stack CREATE completed successfully
+        created:
+          description: When the revision was recorded, an ISO 8601 timestamp in UTC.
+          type: str
+          returned: always
+          sample: "2026-01-01T12:00:00Z"
     created:
-      description: When the stack was created, an ISO 8601 timestamp.
+      description: When the stack was created, an ISO 8601 timestamp in UTC.
       type: str
       returned: always
-      sample: "2026-01-01T12:00:00.123456+00:00"
+      sample: "2026-01-01T12:00:00Z"
     updated:
-      description: When the stack was last changed, an ISO 8601 timestamp; null if never updated.
+      description: When the stack was last changed, an ISO 8601 timestamp in UTC; its creation time if it was never updated.
       type: str
       returned: always
-      sample: "2026-01-02T08:30:00.000000+00:00"
+      sample: "2026-01-02T08:30:00Z"
 """
