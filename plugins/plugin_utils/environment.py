@@ -263,8 +263,11 @@ def _merge_list(old: Any, new: Any) -> Any:
     if isinstance(old, str) and isinstance(new, str):
         return ",".join([old, new])
     # Heat only handles list+list and string+string; mixed ones are split (ours)
-    as_list = (lambda v: v.split(",") if isinstance(v, str) else list(v))  # noqa: E731
-    return as_list(old) + as_list(new)
+    return _as_list(old) + _as_list(new)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value.split(",") if isinstance(value, str) else list(value)
 
 
 def _merge_value(name: str, old: Any, new: Any, ptype: str, deep: bool) -> Any:

@@ -424,7 +424,8 @@ def _custom(cdef: Any, desc: Any, source: str, path: str) -> Constraint:
     return CustomConstraint(desc, cdef)
 
 
-_length = lambda cdef, desc, source, path: _range(cdef, desc, source, path, length=True)  # noqa: E731
+def _length(cdef: Any, desc: Any, source: str, path: str) -> Constraint:
+    return _range(cdef, desc, source, path, length=True)
 
 CONSTRAINT_BUILDERS: dict[str, Callable[[Any, Any, str, str], Constraint]] = {
     "range": _range, "length": _length, "modulo": _modulo,

@@ -197,8 +197,8 @@ SCHEMAS = parse_parameter_schemas({
     "j": {"type": "json"}, "b": {"type": "boolean"}}, "t.yaml", "2018-08-31")
 
 
-def merged_params(*envs, schemas=SCHEMAS):
-    return E.merge_environments(list(envs), schemas).parameters
+def merged_params(*envs, typed=True):
+    return E.merge_environments(list(envs), SCHEMAS if typed else None).parameters
 
 
 def test_merge_strategy_merge_per_type():
@@ -260,7 +260,7 @@ def test_later_files_drop_names_the_template_does_not_declare():
     second = strategies_env("2.yaml", "parameters", {"s": "b", "yy": 2})
     # as Heat: the first section is taken whole, later unknown names are ignored
     assert merged_params(first, second) == {"s": "b", "zz": 1}
-    assert merged_params(first, second, schemas=None) == {"s": "b", "zz": 1, "yy": 2}
+    assert merged_params(first, second, typed=False) == {"s": "b", "zz": 1, "yy": 2}
 
 
 def test_null_values_in_later_files_are_skipped():
@@ -273,7 +273,7 @@ def test_merge_without_schemas_guesses_types():
     first = strategies_env("1.yaml", "parameters", {"j": {"a": 1}, "l": ["a"]})
     second = strategies_env("2.yaml", "parameters", {"j": {"b": 2}, "l": ["b"]},
                             {"default": "merge"})
-    assert merged_params(first, second, schemas=None) == {"j": {"a": 1, "b": 2},
+    assert merged_params(first, second, typed=False) == {"j": {"a": 1, "b": 2},
                                                           "l": ["a", "b"]}
 
 
