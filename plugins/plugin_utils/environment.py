@@ -18,9 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import urlparse
 
-import yaml
-
 from .errors import TemplateError
+from .template.loader import decode, load_yaml
 from .parameters import (
     BOOLEAN, JSON, LIST, NUMBER, STRING, ParameterSchema, _Invalid, str_to_num,
 )
@@ -55,24 +54,9 @@ MESSAGES = {
 
 
 def _load_yaml(text: str, source: str) -> Any:
-    """Parse an environment's text.
-
-    TODO: swap for ``template.loader.load_yaml(text, source)`` (Heat's loader
-    rules, size and alias limits) once it lands; this stand-in is safe_load with
-    Heat's one visible difference: timestamps stay strings.
-    """
-    try:
-        return yaml.load(text, Loader=_HeatLikeLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise TemplateError(str(exc), source=source) from None
-
-
-class _HeatLikeLoader(yaml.SafeLoader):
-    """SafeLoader that keeps dates as strings, as Heat's yaml_loader does."""
-
-
-_HeatLikeLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+    """Parse an environment's text with the template loader's rules (Heat's YAML
+    reading: JSON first, timestamps kept as strings; size and alias limits)."""
+    return load_yaml(text, source)
 
 
 @dataclass(frozen=True)
@@ -116,10 +100,11 @@ EMPTY_ENVIRONMENT = Environment()
 
 def _read(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except OSError as exc:
         raise TemplateError(MESSAGES["unreadable"] % exc.strerror, source=path) from None
+    return decode(raw, path)
 
 
 def parse_environment(document: Any, source: str) -> Environment:

@@ -492,3 +492,22 @@ def test_pseudo_parameters_may_be_grouped():
 def test_group_must_be_a_mapping():
     assert group_error(["a"]).message == \
         "Parameter Groups error: parameter_groups[0]: Each parameter group should be a mapping."
+
+
+# --- properties -----------------------------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_ITEM = st.text(alphabet=st.characters(blacklist_characters=",", blacklist_categories=("Cs",)))
+
+
+@given(st.lists(_ITEM, min_size=1))
+def test_comma_delimited_list_round_trip(items):
+    # Heat's delim_string_to_list: split on "," and strip every item; "" is []
+    text = ",".join(items)
+    assert P.parse_list(text) == ([item.strip() for item in items] if text else [])
+
+
+@given(st.integers(min_value=-10**6, max_value=10**6))
+def test_number_strings_convert_to_the_same_int(number):
+    assert P.str_to_num(str(number)) == number
