@@ -427,6 +427,7 @@ def _custom(cdef: Any, desc: Any, source: str, path: str) -> Constraint:
 def _length(cdef: Any, desc: Any, source: str, path: str) -> Constraint:
     return _range(cdef, desc, source, path, length=True)
 
+
 CONSTRAINT_BUILDERS: dict[str, Callable[[Any, Any, str, str], Constraint]] = {
     "range": _range, "length": _length, "modulo": _modulo,
     "allowed_values": _allowed_values, "allowed_pattern": _allowed_pattern,

@@ -273,8 +273,8 @@ def test_merge_without_schemas_guesses_types():
     first = strategies_env("1.yaml", "parameters", {"j": {"a": 1}, "l": ["a"]})
     second = strategies_env("2.yaml", "parameters", {"j": {"b": 2}, "l": ["b"]},
                             {"default": "merge"})
-    assert merged_params(first, second, typed=False) == {"j": {"a": 1, "b": 2},
-                                                          "l": ["a", "b"]}
+    expected = {"j": {"a": 1, "b": 2}, "l": ["a", "b"]}
+    assert merged_params(first, second, typed=False) == expected
 
 
 def test_invalid_json_while_merging():
