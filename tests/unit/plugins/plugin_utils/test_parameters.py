@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils import parameters as P
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.environment import (
@@ -495,8 +496,6 @@ def test_group_must_be_a_mapping():
 
 
 # --- properties -----------------------------------------------------------------------
-
-from hypothesis import given, strategies as st  # noqa: E402
 
 _ITEM = st.text(alphabet=st.characters(blacklist_characters=",", blacklist_categories=("Cs",)))
 
