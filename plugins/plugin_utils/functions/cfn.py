@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from .base import resolve
-from .hot import GetResource, HeatFunction, Join as HotJoin, Replace as HotReplace, invalid_reference
+from .hot import (
+    GetResource,
+    HeatFunction,
+    Join as HotJoin,
+    Replace as HotReplace,
+    invalid_reference,
+)
 from .hot import ResourceFacade as HotResourceFacade
 from .hot import is_list
 
@@ -142,8 +148,7 @@ class Replace(HotReplace):
 
     def split_args(self) -> tuple[Any, Any]:
         example = (
-            f'{{"{self.fn_name}": [ {{"$var1": "foo", "%var2%": "bar"}}, '
-            '"$var1 is %var2%"]}'
+            f'{{"{self.fn_name}": [ {{"$var1": "foo", "%var2%": "bar"}}, ' '"$var1 is %var2%"]}'
         )
         message = f'Incorrect arguments to "{self.fn_name}" should be: {example}'
         if isinstance(self.args, (str, Mapping)) or not is_list(self.args):
@@ -220,4 +225,3 @@ class ResourceFacade(HotResourceFacade):
         "DeletionPolicy": "deletion_policy",
         "UpdatePolicy": "update_policy",
     }
-

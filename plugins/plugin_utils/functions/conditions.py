@@ -74,9 +74,7 @@ class And(HeatFunction):
         if not is_list(self.args):
             raise self.fail(f'Arguments to "{self.fn_name}" must be a list of conditions')
         if len(self.args) < 2:
-            raise self.fail(
-                f'The minimum number of condition arguments to "{self.fn_name}" is 2.'
-            )
+            raise self.fail(f'The minimum number of condition arguments to "{self.fn_name}" is 2.')
 
     def values(self) -> list[bool]:
         return [enabled(self.ctx, cond, self.path) for cond in resolve(self.args)]
@@ -148,4 +146,3 @@ def check_definition(name: str, parsed: Any, path: str) -> None:
             f'The definition of condition "{name}" is invalid: {parsed}',
             path=path,
         )
-

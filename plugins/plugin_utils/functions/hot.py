@@ -234,9 +234,7 @@ class GetAtt(ResourceReader):
             return
         names = self.resource().attribute_names()
         if names is not None and attribute not in names:
-            raise self.fail(
-                f"The Referenced Attribute ({self.args[0]} {attribute}) is incorrect."
-            )
+            raise self.fail(f"The Referenced Attribute ({self.args[0]} {attribute}) is incorrect.")
 
     def result(self) -> Any:
         ref = self.resource()
@@ -270,8 +268,7 @@ class GetFile(HeatFunction):
         content = self.ctx.file(key)
         if content is None:
             raise self.fail(
-                'No content found in the "files" section for '
-                f"{self.fn_name} path: {key}"
+                'No content found in the "files" section for ' f"{self.fn_name} path: {key}"
             )
         return content
 
@@ -517,8 +514,7 @@ class StrSplit(HeatFunction):
             return pieces[index]
         except IndexError:
             raise self.fail(
-                f'Incorrect index to "{self.fn_name}" should be between 0 and '
-                f"{len(pieces) - 1}"
+                f'Incorrect index to "{self.fn_name}" should be between 0 and ' f"{len(pieces) - 1}"
             ) from None
 
 
@@ -745,9 +741,7 @@ class ListConcat(HeatFunction):
     def result(self) -> Any:
         args = resolve(self.args)
         if not is_list(args):
-            example = (
-                f'"{self.fn_name}" : [ [ <value 1>, <value 2> ], [ <value 3>, <value 4> ] ]'
-            )
+            example = f'"{self.fn_name}" : [ [ <value 1>, <value 2> ], [ <value 3>, <value 4> ] ]'
             raise self.fail(f'Incorrect arguments to "{self.fn_name}" should be: {example}')
         items: list[Any] = []
         for item in args:
@@ -837,7 +831,14 @@ class MakeURL(HeatFunction):
     """``make_url: {scheme, username, password, host, port, path, query, fragment}``."""
 
     keys: ClassVar[tuple[str, ...]] = (
-        "scheme", "username", "password", "host", "port", "path", "query", "fragment",
+        "scheme",
+        "username",
+        "password",
+        "host",
+        "port",
+        "path",
+        "query",
+        "fragment",
     )
 
     def validate(self) -> None:
@@ -945,9 +946,7 @@ class NotYetAdded(Removed):
 
 def not_yet_added(version: str, added_in: str) -> type[Function]:
     """The table entry for a function ``version`` does not have yet."""
-    return type(
-        "NotYetAdded", (NotYetAdded,), {"version": version, "added_in": added_in}
-    )
+    return type("NotYetAdded", (NotYetAdded,), {"version": version, "added_in": added_in})
 
 
 class Invalid(Function):

@@ -256,14 +256,18 @@ class _Collector:
         # Both tests: ``..`` may not climb out, and no symlink may lead out.
         if not (_inside(joined, self.roots) and _inside(real, self.real_roots)):
             raise self._refused(
-                source, value, doc_path,
+                source,
+                value,
+                doc_path,
                 "the file is outside the template's directory and the allowed roots",
             )
         return real
 
     @staticmethod
     def _refused(source: str, value: str, doc_path: str, why: str) -> TemplateError:
-        return TemplateError(f"Could not fetch contents for {value}: {why}", source=source, path=doc_path)
+        return TemplateError(
+            f"Could not fetch contents for {value}: {why}", source=source, path=doc_path
+        )
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:

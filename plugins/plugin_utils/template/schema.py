@@ -89,8 +89,14 @@ def build_schema(version: HotVersion) -> Schema:
         "heat_template_version": {"type": "string"},
         "description": {},
         "parameter_groups": {"type": ["array", "null"]},
-        "parameters": {"type": ["object", "null"], "additionalProperties": _parameter_schema(version)},
-        "resources": {"type": ["object", "null"], "additionalProperties": _resource_schema(version)},
+        "parameters": {
+            "type": ["object", "null"],
+            "additionalProperties": _parameter_schema(version),
+        },
+        "resources": {
+            "type": ["object", "null"],
+            "additionalProperties": _resource_schema(version),
+        },
         "outputs": {"type": ["object", "null"], "additionalProperties": _output_schema(version)},
         "conditions": {"type": ["object", "null"]},
     }

@@ -63,17 +63,32 @@ CHANGES: tuple[VersionChanges, ...] = (
             "Fn::ResourceFacade": cfn.ResourceFacade,
         },
         sections=(
-            "heat_template_version", "description", "parameter_groups",
-            "parameters", "resources", "outputs",
+            "heat_template_version",
+            "description",
+            "parameter_groups",
+            "parameters",
+            "resources",
+            "outputs",
         ),
         resource_keys=(
-            "type", "properties", "metadata", "depends_on",
-            "deletion_policy", "update_policy", "description",
+            "type",
+            "properties",
+            "metadata",
+            "depends_on",
+            "deletion_policy",
+            "update_policy",
+            "description",
         ),
         output_keys=("description", "value"),
         parameter_keys=(
-            "type", "description", "default", "schema", "constraints",
-            "hidden", "label", "immutable",
+            "type",
+            "description",
+            "default",
+            "schema",
+            "constraints",
+            "hidden",
+            "label",
+            "immutable",
         ),
         deletion_policies=("Delete", "Retain", "Snapshot"),
     ),
@@ -81,8 +96,14 @@ CHANGES: tuple[VersionChanges, ...] = (
         "2014-10-16",
         functions={"get_attr": hot.GetAtt},
         removed=(
-            "Fn::GetAZs", "Fn::Join", "Fn::Split", "Fn::Replace", "Fn::Base64",
-            "Fn::MemberListToMap", "Fn::ResourceFacade", "Ref",
+            "Fn::GetAZs",
+            "Fn::Join",
+            "Fn::Split",
+            "Fn::Replace",
+            "Fn::Base64",
+            "Fn::MemberListToMap",
+            "Fn::ResourceFacade",
+            "Ref",
         ),
     ),
     VersionChanges(
@@ -188,12 +209,11 @@ def _first_version(name: str, changes: tuple[VersionChanges, ...]) -> str:
 
 
 def _condition_table(
-    key: str, functions: Mapping[str, type[Function]], own: Mapping[str, type[Function]]
+    functions: Mapping[str, type[Function]], own: Mapping[str, type[Function]]
 ) -> dict[str, type[Function]]:
     """Heat: a template function in a condition is Invalid, unless it is Removed."""
     table: dict[str, type[Function]] = {
-        name: fn if issubclass(fn, hot.Removed) else hot.Invalid
-        for name, fn in functions.items()
+        name: fn if issubclass(fn, hot.Removed) else hot.Invalid for name, fn in functions.items()
     }
     table.update(own)
     return table
@@ -205,8 +225,11 @@ def _build() -> dict[str, HotVersion]:
     functions: dict[str, type[Function]] = {}
     own_conditions: dict[str, type[Function]] = {}
     lists: dict[str, list[str]] = {
-        "sections": [], "resource_keys": [], "output_keys": [],
-        "parameter_keys": [], "deletion_policies": [],
+        "sections": [],
+        "resource_keys": [],
+        "output_keys": [],
+        "parameter_keys": [],
+        "deletion_policies": [],
     }
     if_function: type[conditions.If] | None = None
     versions: dict[str, HotVersion] = {}
@@ -217,8 +240,9 @@ def _build() -> dict[str, HotVersion]:
         for attr, values in lists.items():
             values.extend(getattr(change, attr))
         if_function = change.if_function or if_function
-        version = _version(change, functions, own_conditions, lists, if_function,
-                           all_names | condition_names)
+        version = _version(
+            change, functions, own_conditions, lists, if_function, all_names | condition_names
+        )
         for name in (change.key, *change.aliases):
             versions[name] = version
     return versions
@@ -235,7 +259,7 @@ def _version(
     table = dict(functions)
     if if_function is not None:
         table["if"] = hot.Invalid  # placeholder so the condition table marks it Invalid
-    cond_table = _condition_table(change.key, table, own_conditions) if own_conditions else {}
+    cond_table = _condition_table(table, own_conditions) if own_conditions else {}
     if if_function is not None:
         table["if"] = type(if_function.__name__, (if_function,), {"condition_table": cond_table})
     _add_unavailable(table, change.key, _function_names(CHANGES))

@@ -43,15 +43,27 @@ def test_join_split_replace_base64():
         parse({"Fn::Replace": {"$x": "1"}}, OLD)
     assert info.value.message == (
         'Incorrect arguments to "Fn::Replace" should be: '
-        '{"Fn::Replace": [ {"$var1": "foo", "%var2%": "bar"}, "$var1 is %var2%"]}')
+        '{"Fn::Replace": [ {"$var1": "foo", "%var2%": "bar"}, "$var1 is %var2%"]}'
+    )
 
 
 def test_member_list_to_map():
-    snippet = {"Fn::MemberListToMap": ["Name", "Value", [
-        ".member.0.Name=owner", ".member.0.Value=ops",
-        ".member.1.Name=tier", ".member.1.Value=web"]]}
+    snippet = {
+        "Fn::MemberListToMap": [
+            "Name",
+            "Value",
+            [
+                ".member.0.Name=owner",
+                ".member.0.Value=ops",
+                ".member.1.Name=tier",
+                ".member.1.Value=web",
+            ],
+        ]
+    }
     assert evaluate(snippet, OLD) == {"owner": "ops", "tier": "web"}
-    with pytest.raises(StackValidationFailed, match="Fn::MemberListToMap Key Name must be a string"):
+    with pytest.raises(
+        StackValidationFailed, match="Fn::MemberListToMap Key Name must be a string"
+    ):
         parse({"Fn::MemberListToMap": [1, "Value", []]}, OLD)
 
 
@@ -64,18 +76,27 @@ def test_get_azs_answers_like_heat_without_nova():
     assert evaluate({"Fn::GetAZs": ""}, OLD) == ["nova"]
 
 
-@pytest.mark.parametrize("name, args", [
-    ("Fn::Join", [",", ["a"]]), ("Fn::Split", [",", "a"]), ("Fn::Replace", [{}, "a"]),
-    ("Fn::Base64", "a"), ("Fn::GetAZs", ""), ("Ref", "x"), ("Fn::ResourceFacade", "Metadata"),
-    ("Fn::MemberListToMap", ["Name", "Value", []]),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("Fn::Join", [",", ["a"]]),
+        ("Fn::Split", [",", "a"]),
+        ("Fn::Replace", [{}, "a"]),
+        ("Fn::Base64", "a"),
+        ("Fn::GetAZs", ""),
+        ("Ref", "x"),
+        ("Fn::ResourceFacade", "Metadata"),
+        ("Fn::MemberListToMap", ["Name", "Value", []]),
+    ],
+)
 def test_cfn_functions_removed_from_2014_10_16(name, args):
     with pytest.raises(StackValidationFailed) as info:
         evaluate({name: args}, "2014-10-16")
     # Heat: hot/functions.py Removed.validate, wrapped in InvalidTemplateVersion.
     assert info.value.message == (
         f"The template version is invalid: The function {name} is not supported in this "
-        "version of HOT.")
+        "version of HOT."
+    )
     assert info.value.path == f"p.{name}"
 
 

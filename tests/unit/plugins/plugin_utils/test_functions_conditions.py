@@ -46,15 +46,18 @@ def test_bare_names_and_literals():
     assert info.value.message == 'Invalid condition "nope"'
 
 
-@pytest.mark.parametrize("snippet, message", [
-    ({"equals": ["a"]}, 'Arguments to "equals" must be of the form: [value_1, value_2]'),
-    ({"and": ["is_prod"]}, 'The minimum number of condition arguments to "and" is 2.'),
-    ({"or": "is_prod"}, 'Arguments to "or" must be a list of conditions'),
-    ({"not": None}, 'Argument to "not" must be a condition'),
-    # Heat: template functions are Invalid inside a condition.
-    ({"get_resource": "db"}, 'The function "get_resource" is invalid in this context'),
-    ({"if": ["is_prod", True, False]}, 'The function "if" is invalid in this context'),
-])
+@pytest.mark.parametrize(
+    "snippet, message",
+    [
+        ({"equals": ["a"]}, 'Arguments to "equals" must be of the form: [value_1, value_2]'),
+        ({"and": ["is_prod"]}, 'The minimum number of condition arguments to "and" is 2.'),
+        ({"or": "is_prod"}, 'Arguments to "or" must be a list of conditions'),
+        ({"not": None}, 'Argument to "not" must be a condition'),
+        # Heat: template functions are Invalid inside a condition.
+        ({"get_resource": "db"}, 'The function "get_resource" is invalid in this context'),
+        ({"if": ["is_prod", True, False]}, 'The function "if" is invalid in this context'),
+    ],
+)
 def test_condition_errors(snippet, message):
     with pytest.raises(StackValidationFailed) as info:
         condition(snippet)
@@ -75,15 +78,17 @@ def test_condition_definition_must_be_bool_or_function():
     with pytest.raises(StackValidationFailed) as info:
         check_definition("bad", 3, "conditions.bad")
     assert info.value.message == (
-        'Condition validation error: The definition of condition "bad" is invalid: 3')
+        'Condition validation error: The definition of condition "bad" is invalid: 3'
+    )
 
 
 # -- if ------------------------------------------------------------------------------
 
 
 def test_if_chooses_branch_and_only_its_dependencies():
-    parsed = parse({"a": {"if": ["is_dev", {"get_resource": "db"}, {"get_resource": "cache"}]}},
-                   ctx=ctx())
+    parsed = parse(
+        {"a": {"if": ["is_dev", {"get_resource": "db"}, {"get_resource": "cache"}]}}, ctx=ctx()
+    )
     assert base.dependencies(parsed) == {"cache"}
     assert base.resolve(parsed) == {"a": "cache-id"}
 
@@ -100,8 +105,11 @@ def test_if_inline_condition():
 
 
 def test_if_two_argument_form_drops_the_item_in_2021_04_16():
-    snippet = {"list": ["x", {"if": ["is_dev", "y"]}], "key": {"if": ["is_dev", 1]},
-               "kept": {"if": ["is_prod", 2]}}
+    snippet = {
+        "list": ["x", {"if": ["is_dev", "y"]}],
+        "key": {"if": ["is_dev", 1]},
+        "kept": {"if": ["is_prod", 2]},
+    }
     assert evaluate(snippet, ctx=ctx()) == {"list": ["x"], "kept": 2}
 
 
@@ -109,7 +117,8 @@ def test_if_two_argument_form_refused_before_2021_04_16():
     with pytest.raises(StackValidationFailed) as info:
         parse({"if": ["is_dev", "y"]}, "2018-08-31", ctx())
     assert info.value.message == (
-        'Arguments to "if" must be of the form: [condition_name, value_if_true, value_if_false]')
+        'Arguments to "if" must be of the form: [condition_name, value_if_true, value_if_false]'
+    )
 
 
 def test_if_unknown_condition():
@@ -122,4 +131,5 @@ def test_if_not_in_versions_before_2016_10_14():
         evaluate({"if": ["is_prod", 1, 2]}, "2016-04-08", ctx())
     assert info.value.message == (
         "The template version is invalid: The function if is not supported in this version "
-        "of HOT (2016-04-08); it is available from heat_template_version 2016-10-14.")
+        "of HOT (2016-04-08); it is available from heat_template_version 2016-10-14."
+    )

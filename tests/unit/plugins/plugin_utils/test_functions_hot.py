@@ -23,8 +23,9 @@ def fails(snippet, message, version="2021-04-16", ctx=None):
 # -- get_param ------------------------------------------------------------------------------
 
 
-PARAMS = FakeContext(params={"flavor": "m1.small", "net": {"ports": [{"ip": "10.0.0.5"}]},
-                             "names": ["a", "b"]})
+PARAMS = FakeContext(
+    params={"flavor": "m1.small", "net": {"ports": [{"ip": "10.0.0.5"}]}, "names": ["a", "b"]}
+)
 
 
 def test_get_param_value_and_path_into_maps_and_lists():
@@ -69,10 +70,12 @@ def test_get_param_argument_errors(args, message):
 
 
 def stack():
-    return FakeContext(resources={
-        "server": FakeResource("server", {"networks": {"private": ["10.0.0.5"]}, "name": "vm"}),
-        "off": FakeResource("off", {"x": 1}, enabled=False),
-    })
+    return FakeContext(
+        resources={
+            "server": FakeResource("server", {"networks": {"private": ["10.0.0.5"]}, "name": "vm"}),
+            "off": FakeResource("off", {"x": 1}, enabled=False),
+        }
+    )
 
 
 def test_get_resource_gives_reference_and_reports_dependency():
@@ -83,12 +86,16 @@ def test_get_resource_gives_reference_and_reports_dependency():
 
 
 def test_get_resource_unknown_is_heat_invalid_reference():
-    fails({"get_resource": "nope"}, 'The specified reference "nope" (in p) is incorrect.', ctx=stack())
+    fails(
+        {"get_resource": "nope"}, 'The specified reference "nope" (in p) is incorrect.', ctx=stack()
+    )
 
 
 def test_reference_to_disabled_resource_is_refused():
     # Heat: a resource whose condition is false is not in the stack definition.
-    fails({"get_resource": "off"}, 'The specified reference "off" (in p) is incorrect.', ctx=stack())
+    fails(
+        {"get_resource": "off"}, 'The specified reference "off" (in p) is incorrect.', ctx=stack()
+    )
 
 
 def test_get_attr_with_path_and_dependency():
@@ -104,14 +111,19 @@ def test_get_attr_missing_path_gives_none():
 
 
 def test_get_attr_unknown_attribute_is_heat_error():
-    fails({"get_attr": ["server", "nope"]},
-          "The Referenced Attribute (server nope) is incorrect.", ctx=stack())
+    fails(
+        {"get_attr": ["server", "nope"]},
+        "The Referenced Attribute (server nope) is incorrect.",
+        ctx=stack(),
+    )
 
 
 @pytest.mark.parametrize("version", ["2015-10-15", "2021-04-16"])
 def test_get_attr_all_attributes_form_from_2015_10_15(version):
     assert evaluate({"get_attr": ["server"]}, version, stack()) == {
-        "networks": {"private": ["10.0.0.5"]}, "name": "vm"}
+        "networks": {"private": ["10.0.0.5"]},
+        "name": "vm",
+    }
 
 
 @pytest.mark.parametrize("version", ["2013-05-23", "2014-10-16", "2015-04-30"])
@@ -119,7 +131,8 @@ def test_get_attr_needs_attribute_before_2015_10_15(version):
     with pytest.raises(StackValidationFailed) as info:
         parse({"get_attr": ["server"]}, version, stack())
     assert info.value.message == (
-        'Arguments to "get_attr" must be of the form [resource_name, attribute, (path), ...]')
+        'Arguments to "get_attr" must be of the form [resource_name, attribute, (path), ...]'
+    )
 
 
 def test_get_attr_argument_errors():
@@ -135,8 +148,11 @@ def test_get_attr_argument_errors():
 def test_get_file_content_and_missing_key():
     ctx = FakeContext(files={"boot.sh": "#!/bin/sh\n"})
     assert evaluate({"get_file": "boot.sh"}, ctx=ctx) == "#!/bin/sh\n"
-    fails({"get_file": "other.sh"},
-          'No content found in the "files" section for get_file path: other.sh', ctx=ctx)
+    fails(
+        {"get_file": "other.sh"},
+        'No content found in the "files" section for get_file path: other.sh',
+        ctx=ctx,
+    )
     fails({"get_file": ["x"]}, 'Argument to "get_file" must be a string', ctx=ctx)
 
 
@@ -148,7 +164,8 @@ def test_list_join_single_list_in_early_versions():
     with pytest.raises(StackValidationFailed) as info:
         parse({"list_join": ["-", ["a"], ["b"]]}, "2015-04-30")
     assert info.value.message == (
-        'Incorrect arguments to "list_join" should be: "list_join" : [ " ", [ "str1", "str2"]]')
+        'Incorrect arguments to "list_join" should be: "list_join" : [ " ", [ "str1", "str2"]]'
+    )
     fails({"list_join": [",", ["a", 1]]}, "Items to join must be strings not 1", "2013-05-23")
 
 
@@ -165,8 +182,9 @@ def test_list_join_multiple_lists_and_json_items_from_2015_10_15():
 
 
 def test_str_replace_prefers_longer_keys_and_never_rescans():
-    snippet = {"str_replace": {"template": "$var $var2 $var",
-                               "params": {"$var": "$var2", "$var2": "two"}}}
+    snippet = {
+        "str_replace": {"template": "$var $var2 $var", "params": {"$var": "$var2", "$var2": "two"}}
+    }
     # Heat: longest key first; replaced text is not replaced again.
     assert evaluate(snippet) == "$var2 two $var2"
 
@@ -174,10 +192,15 @@ def test_str_replace_prefers_longer_keys_and_never_rescans():
 def test_str_replace_values_before_and_after_2015_10_15():
     snippet = {"str_replace": {"template": "v=X", "params": {"X": [1, 2]}}}
     assert evaluate(snippet, "2015-10-15") == "v=[1, 2]"
-    fails(snippet, '"str_replace" params must be strings or numbers, param X is not valid',
-          "2015-04-30")
-    assert evaluate({"str_replace": {"template": "X-Y", "params": {"X": 1, "Y": None}}},
-                    "2013-05-23") == "1-"
+    fails(
+        snippet,
+        '"str_replace" params must be strings or numbers, param X is not valid',
+        "2015-04-30",
+    )
+    assert (
+        evaluate({"str_replace": {"template": "X-Y", "params": {"X": 1, "Y": None}}}, "2013-05-23")
+        == "1-"
+    )
 
 
 def test_str_replace_syntax_error_is_heats():
@@ -197,8 +220,11 @@ def test_str_replace_strict_requires_every_param_in_template():
 
 def test_str_replace_vstrict_refuses_empty_values():
     snippet = {"str_replace_vstrict": {"template": "a", "params": {"a": ""}}}
-    fails(snippet, "str_replace_vstrict has an undefined or empty value for param a, "
-                   "must be a defined non-empty value")
+    fails(
+        snippet,
+        "str_replace_vstrict has an undefined or empty value for param a, "
+        "must be a defined non-empty value",
+    )
     assert evaluate({"str_replace_strict": {"template": "a", "params": {"a": ""}}}) == ""
 
 
@@ -208,8 +234,9 @@ def test_str_replace_vstrict_refuses_empty_values():
 def test_str_split_list_and_index():
     assert evaluate({"str_split": [",", "a,b,c"]}) == ["a", "b", "c"]
     assert evaluate({"str_split": [",", "a,b,c", "1"]}) == "b"
-    fails({"str_split": [",", "a,b", 5]},
-          'Incorrect index to "str_split" should be between 0 and 1')
+    fails(
+        {"str_split": [",", "a,b", 5]}, 'Incorrect index to "str_split" should be between 0 and 1'
+    )
     with pytest.raises(StackValidationFailed, match='Incorrect arguments to "str_split"'):
         parse({"str_split": "a,b"})
 
@@ -229,22 +256,35 @@ def test_repeat_over_map_keys_from_2016_10_14():
 
 
 def test_repeat_permutations_false_from_2017_09_01():
-    snippet = {"repeat": {"template": "%a%%b%", "for_each": {"%a%": ["1", "2"], "%b%": ["x", "y"]},
-                          "permutations": False}}
+    snippet = {
+        "repeat": {
+            "template": "%a%%b%",
+            "for_each": {"%a%": ["1", "2"], "%b%": ["x", "y"]},
+            "permutations": False,
+        }
+    }
     assert evaluate(snippet, "2017-09-01") == ["1x", "2y"]
-    unequal = {"repeat": {"template": "%a%%b%", "for_each": {"%a%": ["1"], "%b%": ["x", "y"]},
-                          "permutations": False}}
+    unequal = {
+        "repeat": {
+            "template": "%a%%b%",
+            "for_each": {"%a%": ["1"], "%b%": ["x", "y"]},
+            "permutations": False,
+        }
+    }
     fails(unequal, "For repeat, the length of for_each values should be equal if no nested loop.")
-    with pytest.raises(StackValidationFailed,
-                       match='"permutations" should be boolean type for repeat function.'):
+    with pytest.raises(
+        StackValidationFailed, match='"permutations" should be boolean type for repeat function.'
+    ):
         parse({"repeat": {"template": "", "for_each": {"a": []}, "permutations": "no"}})
 
 
 def test_repeat_syntax_errors():
     with pytest.raises(StackValidationFailed, match='"repeat" syntax should be repeat:'):
         parse({"repeat": {"template": "x"}})
-    fails({"repeat": {"template": "x", "for_each": ["a"]}},
-          'The "for_each" argument to "repeat" must contain a map')
+    fails(
+        {"repeat": {"template": "x", "for_each": ["a"]}},
+        'The "for_each" argument to "repeat" must contain a map',
+    )
 
 
 # -- digest, resource_facade ------------------------------------------------------------------
@@ -263,8 +303,10 @@ def test_resource_facade_reads_parent_and_checks_name():
     assert evaluate({"resource_facade": "metadata"}, ctx=ctx) == {"role": "db"}
     with pytest.raises(StackValidationFailed) as info:
         parse({"resource_facade": "Metadata"})
-    assert info.value.message == ('Incorrect arguments to "resource_facade" should be one of: '
-                                  "metadata, deletion_policy, update_policy")
+    assert info.value.message == (
+        'Incorrect arguments to "resource_facade" should be one of: '
+        "metadata, deletion_policy, update_policy"
+    )
 
 
 # -- maps and lists ------------------------------------------------------------------------
@@ -272,17 +314,22 @@ def test_resource_facade_reads_parent_and_checks_name():
 
 def test_map_merge_later_wins_and_null_is_empty():
     assert evaluate({"map_merge": [{"a": 1, "b": 1}, None, {"b": 2}]}) == {"a": 1, "b": 2}
-    fails({"map_merge": [{"a": 1}, ["x"]]},
-          "Incorrect arguments: Items to merge must be maps. ['x'] is type <class 'list'> "
-          "instead of a dict")
+    fails(
+        {"map_merge": [{"a": 1}, ["x"]]},
+        "Incorrect arguments: Items to merge must be maps. ['x'] is type <class 'list'> "
+        "instead of a dict",
+    )
 
 
 def test_map_replace_keys_values_and_collisions():
-    snippet = {"map_replace": [{"k1": "v1", "k2": "v2"},
-                               {"keys": {"k1": "K1"}, "values": {"v2": "V2"}}]}
+    snippet = {
+        "map_replace": [{"k1": "v1", "k2": "v2"}, {"keys": {"k1": "K1"}, "values": {"v2": "V2"}}]
+    }
     assert evaluate(snippet) == {"K1": "v1", "k2": "V2"}
-    fails({"map_replace": [{"a": 1, "b": 2}, {"keys": {"a": "b"}}]},
-          "key replacement b collides with a key in the input map")
+    fails(
+        {"map_replace": [{"a": 1, "b": 2}, {"keys": {"a": "b"}}]},
+        "key replacement b collides with a key in the input map",
+    )
     with pytest.raises(StackValidationFailed, match='Incorrect arguments to "map_replace"'):
         evaluate({"map_replace": [{"a": 1}, {"other": {}}]})
 
@@ -290,9 +337,11 @@ def test_map_replace_keys_values_and_collisions():
 def test_list_concat_and_unique():
     assert evaluate({"list_concat": [[1, 2], None, [2]]}) == [1, 2, 2]
     assert evaluate({"list_concat_unique": [[1, {"a": 1}], [{"a": 1}, 3]]}) == [1, {"a": 1}, 3]
-    fails({"list_concat": [[1], "ab"]},
-          'Incorrect arguments: Items to concat must be lists. [[1], "ab"] contains an item '
-          'that is not a list: "ab"')
+    fails(
+        {"list_concat": [[1], "ab"]},
+        'Incorrect arguments: Items to concat must be lists. [[1], "ab"] contains an item '
+        'that is not a list: "ab"',
+    )
 
 
 def test_contains_and_filter():
@@ -309,14 +358,26 @@ def test_contains_and_filter():
 
 
 def test_make_url_escapes_parts_and_brackets_ipv6():
-    snippet = {"make_url": {"scheme": "http", "username": "u@x", "password": "p w",
-                            "host": "fd00::1", "port": 8080, "path": "/a b",
-                            "query": {"q": "1/2"}, "fragment": "top"}}
+    snippet = {
+        "make_url": {
+            "scheme": "http",
+            "username": "u@x",
+            "password": "p w",
+            "host": "fd00::1",
+            "port": 8080,
+            "path": "/a b",
+            "query": {"q": "1/2"},
+            "fragment": "top",
+        }
+    }
     assert evaluate(snippet) == "http://u%40x:p%20w@[fd00::1]:8080/a%20b?q=1/2#top"
 
 
 def test_make_url_errors():
-    fails({"make_url": {"host": "h", "port": 70000}}, "Invalid URL port 70000, must be in range 1-65535")
+    fails(
+        {"make_url": {"host": "h", "port": 70000}},
+        "Invalid URL port 70000, must be in range 1-65535",
+    )
     fails({"make_url": {"hots": "h"}}, 'Invalid arguments to "make_url": hots')
     fails({"make_url": {"scheme": "http:"}}, "URL \"scheme\" should not contain ':'")
 
@@ -325,7 +386,9 @@ def test_make_url_errors():
 
 
 def test_yaql_evaluates_on_data():
-    snippet = {"yaql": {"expression": "$.data.nums.where($ > 1).sum()", "data": {"nums": [1, 2, 3]}}}
+    snippet = {
+        "yaql": {"expression": "$.data.nums.where($ > 1).sum()", "data": {"nums": [1, 2, 3]}}
+    }
     assert evaluate(snippet) == 5
 
 

@@ -66,21 +66,25 @@ def test_missing_type():
 def test_resource_that_is_not_a_map():
     error = refused({"resources": {"web": "OS::Heat::None"}})
     assert error.message == (
-        "\"resources\" must contain a map of resource maps. Found a [<class 'str'>] instead")
+        "\"resources\" must contain a map of resource maps. Found a [<class 'str'>] instead"
+    )
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("type", ["x"], "Resource web type type must be string"),
-    ("properties", ["x"], "Resource web properties type must be object"),
-    ("metadata", "x", "Resource web metadata type must be object"),
-    ("depends_on", {"a": 1}, "Resource web depends_on type must be list or string"),
-    ("depends_on", ["a", 1], "Resource web depends_on must be a list of strings"),
-    ("deletion_policy", "Keep", 'Invalid deletion policy "Keep"'),
-    ("deletion_policy", 3, "Resource web deletion_policy type must be string"),
-    ("update_policy", [], "Resource web update_policy type must be object"),
-    ("description", {}, "Resource web description type must be string"),
-    ("condition", 1, "Resource web condition type must be string_or_boolean"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("type", ["x"], "Resource web type type must be string"),
+        ("properties", ["x"], "Resource web properties type must be object"),
+        ("metadata", "x", "Resource web metadata type must be object"),
+        ("depends_on", {"a": 1}, "Resource web depends_on type must be list or string"),
+        ("depends_on", ["a", 1], "Resource web depends_on must be a list of strings"),
+        ("deletion_policy", "Keep", 'Invalid deletion policy "Keep"'),
+        ("deletion_policy", 3, "Resource web deletion_policy type must be string"),
+        ("update_policy", [], "Resource web update_policy type must be object"),
+        ("description", {}, "Resource web description type must be string"),
+        ("condition", 1, "Resource web condition type must be string_or_boolean"),
+    ],
+)
 def test_resource_field_types_in_heats_words(key, value, message):
     resource = {"type": "OS::Heat::None", key: value}
     error = refused({"resources": {"web": resource}})
@@ -89,11 +93,19 @@ def test_resource_field_types_in_heats_words(key, value, message):
 
 
 def test_fields_that_may_be_function_calls():
-    template({"parameters": {"p": {"type": "string"}},
-              "resources": {"web": {"type": "OS::Heat::None",
-                                    "deletion_policy": {"get_param": "p"},
-                                    "condition": {"equals": [1, 1]},
-                                    "properties": {"get_param": "p"}}}})
+    template(
+        {
+            "parameters": {"p": {"type": "string"}},
+            "resources": {
+                "web": {
+                    "type": "OS::Heat::None",
+                    "deletion_policy": {"get_param": "p"},
+                    "condition": {"equals": [1, 1]},
+                    "properties": {"get_param": "p"},
+                }
+            },
+        }
+    )
 
 
 def test_lower_case_deletion_policy_only_from_2016_10_14():
@@ -117,19 +129,24 @@ def test_outputs():
 
 def test_parameters_shape():
     assert refused({"parameters": {"p": {"type": "string", "defualt": 1}}}).message == (
-        "Invalid key 'defualt' for parameter (p)")
+        "Invalid key 'defualt' for parameter (p)"
+    )
     assert refused({"parameters": {"p": {"default": 1}}}).message == (
-        "Missing parameter type for parameter: p")
+        "Missing parameter type for parameter: p"
+    )
     assert refused({"parameters": {"p": {"type": "string", "tags": []}}}, "2017-09-01").message == (
-        "Invalid key 'tags' for parameter (p)")
+        "Invalid key 'tags' for parameter (p)"
+    )
     template({"parameters": {"p": {"type": "string", "tags": ["a"]}}}, "2018-03-02")
 
 
 def test_section_types():
     assert refused({"conditions": ["c"]}).message == (
-        "Condition validation error: Condition definitions must be a map. Found a list instead")
+        "Condition validation error: Condition definitions must be a map. Found a list instead"
+    )
     assert refused({"parameter_groups": {}}).message == (
-        "Parameter Groups error: The parameter_groups should be a list.")
+        "Parameter Groups error: The parameter_groups should be a list."
+    )
     error = refused({"resources": ["a"]})
     assert error.path == "resources"
 
@@ -146,8 +163,11 @@ def test_errors_come_in_heats_order():
 
 
 def ctx() -> FakeContext:
-    return FakeContext(params={"p": "v"}, conditions={"on": True, "off": False},
-                       resources={"db": FakeResource("db")})
+    return FakeContext(
+        params={"p": "v"},
+        conditions={"on": True, "off": False},
+        resources={"db": FakeResource("db")},
+    )
 
 
 def test_parse_uses_the_versions_functions():
@@ -167,8 +187,12 @@ def test_parse_top_level_omitted_if_is_none():
 
 def test_parse_condition_names_literals_and_functions():
     tmpl = template({})
-    for snippet, expected in [("on", True), (False, False), ({"not": "on"}, False),
-                              ({"equals": [{"get_param": "p"}, "v"]}, True)]:
+    for snippet, expected in [
+        ("on", True),
+        (False, False),
+        ({"not": "on"}, False),
+        ({"equals": [{"get_param": "p"}, "v"]}, True),
+    ]:
         parsed = tmpl.parse_condition(ctx(), snippet, "resources.r.condition")
         tmpl.validate_functions(parsed)
         assert base.resolve(parsed) is expected

@@ -58,7 +58,8 @@ def test_size_limit_is_heats_default():
     with pytest.raises(TemplateError) as info:
         load_yaml(text, "big.yaml")
     assert info.value.message == (
-        f"Template size ({len(text)} bytes) exceeds maximum allowed size (524288 bytes).")
+        f"Template size ({len(text)} bytes) exceeds maximum allowed size (524288 bytes)."
+    )
 
 
 def test_nesting_limit():
@@ -114,21 +115,24 @@ def test_type_that_is_not_a_file_is_ignored_and_functions_are_not_files(tmp_path
     (tmp_path / "t.yaml").write_text(
         "heat_template_version: 2018-08-31\n"
         "resources:\n"
-        "  r: {type: OS::Heat::None, properties: {x: {get_file: {get_param: p}}}}\n")
+        "  r: {type: OS::Heat::None, properties: {x: {get_file: {get_param: p}}}}\n"
+    )
     assert load_template(str(tmp_path / "t.yaml")).files == {}
 
 
 def test_binary_file_is_base64_as_heatclient_sends_it(tmp_path):
     (tmp_path / "blob.bin").write_bytes(b"\xff\xfe\x00")
     (tmp_path / "t.yaml").write_text(
-        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: blob.bin}}}\n")
+        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: blob.bin}}}\n"
+    )
     files = load_template(str(tmp_path / "t.yaml")).files
     assert files["blob.bin"] == base64.encodebytes(b"\xff\xfe\x00").decode()
 
 
 def test_missing_file_names_file_and_place(tmp_path):
     (tmp_path / "t.yaml").write_text(
-        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: gone.sh}}}\n")
+        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: gone.sh}}}\n"
+    )
     with pytest.raises(TemplateError) as info:
         load_template(str(tmp_path / "t.yaml"))
     error = info.value
@@ -143,7 +147,8 @@ def test_paths_outside_the_template_tree_are_refused(tmp_path, reference):
     root = tmp_path / "stack"
     (root / "sub").mkdir(parents=True)
     (root / "t.yaml").write_text(
-        f"heat_template_version: 2018-08-31\noutputs: {{o: {{value: {{get_file: '{reference}'}}}}}}\n")
+        f"heat_template_version: 2018-08-31\noutputs: {{o: {{value: {{get_file: '{reference}'}}}}}}\n"
+    )
     with pytest.raises(TemplateError) as info:
         load_template(str(root / "t.yaml"))
     assert "outside the template's directory" in info.value.message
@@ -158,7 +163,8 @@ def test_allowed_roots_widen_the_tree(tmp_path):
     root.mkdir()
     (root / "t.yaml").write_text(
         "heat_template_version: 2018-08-31\n"
-        "outputs: {o: {value: {get_file: ../shared/common.sh}}}\n")
+        "outputs: {o: {value: {get_file: ../shared/common.sh}}}\n"
+    )
     files = load_template(str(root / "t.yaml"), allowed_roots=[str(shared)]).files
     assert files == {"../shared/common.sh": "common"}
 
@@ -169,7 +175,8 @@ def test_symlink_leading_out_is_refused(tmp_path):
     root.mkdir()
     os.symlink(tmp_path / "secret.txt", root / "link.txt")
     (root / "t.yaml").write_text(
-        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: link.txt}}}\n")
+        "heat_template_version: 2018-08-31\noutputs: {o: {value: {get_file: link.txt}}}\n"
+    )
     with pytest.raises(TemplateError, match="outside the template's directory"):
         load_template(str(root / "t.yaml"))
 
@@ -178,8 +185,9 @@ def test_symlink_leading_out_is_refused(tmp_path):
 def test_urls_are_refused(tmp_path, url):
     (tmp_path / "t.yaml").write_text(
         f"heat_template_version: 2018-08-31\nresources: {{r: {{type: '{url}'}}}}\n"
-        if url.endswith(".yaml") else
-        f"heat_template_version: 2018-08-31\noutputs: {{o: {{value: {{get_file: '{url}'}}}}}}\n")
+        if url.endswith(".yaml")
+        else f"heat_template_version: 2018-08-31\noutputs: {{o: {{value: {{get_file: '{url}'}}}}}}\n"
+    )
     with pytest.raises(TemplateError) as info:
         load_template(str(tmp_path / "t.yaml"))
     assert info.value.message == f"Could not fetch contents for {url}: URLs are not read"
@@ -188,7 +196,8 @@ def test_urls_are_refused(tmp_path, url):
 def test_provider_template_that_does_not_parse_names_that_file(tmp_path):
     (tmp_path / "child.yaml").write_text("resources: [\n")
     (tmp_path / "t.yaml").write_text(
-        "heat_template_version: 2018-08-31\nresources: {r: {type: child.yaml}}\n")
+        "heat_template_version: 2018-08-31\nresources: {r: {type: child.yaml}}\n"
+    )
     with pytest.raises(TemplateError) as info:
         load_template(str(tmp_path / "t.yaml"))
     assert info.value.source.endswith("child.yaml")
@@ -196,5 +205,6 @@ def test_provider_template_that_does_not_parse_names_that_file(tmp_path):
 
 def test_self_referencing_provider_terminates(tmp_path):
     (tmp_path / "t.yaml").write_text(
-        "heat_template_version: 2018-08-31\nresources: {r: {type: t.yaml}}\n")
+        "heat_template_version: 2018-08-31\nresources: {r: {type: t.yaml}}\n"
+    )
     assert set(load_template(str(tmp_path / "t.yaml")).files) == {"t.yaml"}

@@ -13,26 +13,63 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.versions i
     version_of,
 )
 
-DATES = ["2013-05-23", "2014-10-16", "2015-04-30", "2015-10-15", "2016-04-08", "2016-10-14",
-         "2017-02-24", "2017-09-01", "2018-03-02", "2018-08-31", "2021-04-16"]
-ALIASES = {"newton": "2016-10-14", "ocata": "2017-02-24", "pike": "2017-09-01",
-           "queens": "2018-03-02", "rocky": "2018-08-31", "wallaby": "2021-04-16"}
+DATES = [
+    "2013-05-23",
+    "2014-10-16",
+    "2015-04-30",
+    "2015-10-15",
+    "2016-04-08",
+    "2016-10-14",
+    "2017-02-24",
+    "2017-09-01",
+    "2018-03-02",
+    "2018-08-31",
+    "2021-04-16",
+]
+ALIASES = {
+    "newton": "2016-10-14",
+    "ocata": "2017-02-24",
+    "pike": "2017-09-01",
+    "queens": "2018-03-02",
+    "rocky": "2018-08-31",
+    "wallaby": "2021-04-16",
+}
 
 # Heat: heat/engine/hot/template.py, function tables of HOTemplate20130523 ... 20210416.
 FIRST_VERSION = {
-    "get_param": "2013-05-23", "get_resource": "2013-05-23", "get_attr": "2013-05-23",
-    "get_file": "2013-05-23", "list_join": "2013-05-23", "str_replace": "2013-05-23",
-    "resource_facade": "2013-05-23", "digest": "2015-04-30", "repeat": "2015-04-30",
-    "str_split": "2015-10-15", "map_merge": "2016-04-08", "yaql": "2016-10-14",
-    "map_replace": "2016-10-14", "if": "2016-10-14", "filter": "2017-02-24",
-    "str_replace_strict": "2017-02-24", "make_url": "2017-09-01", "list_concat": "2017-09-01",
-    "list_concat_unique": "2017-09-01", "str_replace_vstrict": "2017-09-01",
+    "get_param": "2013-05-23",
+    "get_resource": "2013-05-23",
+    "get_attr": "2013-05-23",
+    "get_file": "2013-05-23",
+    "list_join": "2013-05-23",
+    "str_replace": "2013-05-23",
+    "resource_facade": "2013-05-23",
+    "digest": "2015-04-30",
+    "repeat": "2015-04-30",
+    "str_split": "2015-10-15",
+    "map_merge": "2016-04-08",
+    "yaql": "2016-10-14",
+    "map_replace": "2016-10-14",
+    "if": "2016-10-14",
+    "filter": "2017-02-24",
+    "str_replace_strict": "2017-02-24",
+    "make_url": "2017-09-01",
+    "list_concat": "2017-09-01",
+    "list_concat_unique": "2017-09-01",
+    "str_replace_vstrict": "2017-09-01",
     "contains": "2017-09-01",
 }
-CFN_REMOVED_IN = {"Fn::GetAZs": "2014-10-16", "Fn::Join": "2014-10-16", "Fn::Split": "2014-10-16",
-                  "Fn::Replace": "2014-10-16", "Fn::Base64": "2014-10-16",
-                  "Fn::MemberListToMap": "2014-10-16", "Fn::ResourceFacade": "2014-10-16",
-                  "Ref": "2014-10-16", "Fn::Select": "2015-10-15"}
+CFN_REMOVED_IN = {
+    "Fn::GetAZs": "2014-10-16",
+    "Fn::Join": "2014-10-16",
+    "Fn::Split": "2014-10-16",
+    "Fn::Replace": "2014-10-16",
+    "Fn::Base64": "2014-10-16",
+    "Fn::MemberListToMap": "2014-10-16",
+    "Fn::ResourceFacade": "2014-10-16",
+    "Ref": "2014-10-16",
+    "Fn::Select": "2015-10-15",
+}
 
 
 def test_every_version_and_alias_is_known():
@@ -106,10 +143,13 @@ def test_unknown_version_lists_every_accepted_value():
         'The template version is invalid: "heat_template_version: 2012-12-12". '
         '"heat_template_version" should be one of: 2013-05-23, 2014-10-16, 2015-04-30, '
         "2015-10-15, 2016-04-08, 2016-10-14, 2017-02-24, 2017-09-01, 2018-03-02, 2018-08-31, "
-        "2021-04-16, newton, ocata, pike, queens, rocky, wallaby")
+        "2021-04-16, newton, ocata, pike, queens, rocky, wallaby"
+    )
 
 
 def test_version_that_is_not_a_string():
     with pytest.raises(TemplateError) as info:
         version_of({"heat_template_version": 2015}, "t.yaml")
-    assert info.value.message == "The template version is invalid: Template version was not provided"
+    assert (
+        info.value.message == "The template version is invalid: Template version was not provided"
+    )
