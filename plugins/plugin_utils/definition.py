@@ -27,8 +27,9 @@ from .parameters import (
 )
 from . import resources as _resource_types  # noqa: F401  (registers the types)
 from .resources.base import Resource, ResourceState, RuntimeContext, resource_class
+from .resources.properties import UNKNOWN, contains_unknown, validate_properties
 from .template.hot import HotTemplate
-from .template.loader import TemplateSource
+from .template.loader import TemplateSource, load_yaml
 
 DELETION_POLICIES = {"delete": "Delete", "retain": "Retain", "snapshot": "Snapshot"}
 PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
@@ -75,6 +76,14 @@ class StackIdentity:
     path: tuple[str, ...] = ()
     facade: Mapping[str, Any] | None = None
 
+
+class _NoRuntime:
+    """Handlers only validate here: they get no way to act."""
+
+    stack_name = stack_id = ""
+
+
+_NO_RUNTIME: Any = _NoRuntime()
 
 # A live resource as the scope sees it: its record and its type's handler.
 LiveResource = tuple[ResourceState | None, Resource]
@@ -270,6 +279,7 @@ class StackDefinition:
         registry = self.environment.registry
         implementation = registry.resolve(str(entry["type"]), resource_path)
         self._check_type(name, str(entry["type"]), implementation, path)
+        self._check_properties(name, implementation, properties, path)
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),
@@ -338,6 +348,32 @@ class StackDefinition:
         raise StackValidationFailed(
             f"The Resource Type ({written}) could not be found.", path=f"{path}.type"
         )
+
+    def _check_properties(self, name: str, implementation: str, properties: Any, path: str) -> None:
+        """Validate what can be known now; values that read other resources are
+        checked when the resource is converged (Heat does the same)."""
+        if not isinstance(properties, dict):
+            raise StackValidationFailed(
+                "Properties must be a mapping", path=f"{path}.properties"
+            )
+        values = {
+            key: UNKNOWN if dependencies(snippet) else resolve(snippet)
+            for key, snippet in properties.items()
+        }
+        cls = resource_class(implementation)
+        if cls is None:
+            self._check_provider_properties(implementation, values, f"{path}.properties")
+            return
+        checked = validate_properties(cls, values, f"{path}.properties", partial=True)
+        if not contains_unknown(checked):
+            cls(name, _NO_RUNTIME).validate(checked)
+
+    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+        provider = load_yaml(self.files[key], key)
+        declared = (provider.get("parameters") or {}) if isinstance(provider, dict) else {}
+        for prop in values:
+            if prop not in declared:
+                raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")
 
     def requires_graph(self) -> dict[str, set[str]]:
         """Each enabled resource and the enabled resources it needs first."""

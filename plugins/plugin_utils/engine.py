@@ -18,11 +18,11 @@ from typing import Any
 
 from .definition import StackDefinition, StackIdentity
 from .environment import EMPTY_ENVIRONMENT, Environment, load_environment, merge_environments
-from .errors import HotplayError, StackNotFound
+from .errors import HotplayError, StackNotFound, TemplateError
 from .executor import DEFAULT_WORKERS
 from .stack_run import Event, StackRun
 from .store.base import StackRecord, Store
-from .template.loader import TemplateSource, load_template
+from .template.loader import TemplateSource, decode, load_template
 
 ProgressCallback = Callable[[Event], None]
 
@@ -53,6 +53,8 @@ class StackResult:
         result: dict[str, Any] = {"changed": self.changed, "failed": self.failed}
         if self.msg:
             result["msg"] = self.msg
+        elif self.failed and self.stack is not None:
+            result["msg"] = f"{self.stack.stack_status}: {self.stack.status_reason}"
         if self.stack is not None:
             result.update(
                 stack_id=self.stack.id,
@@ -81,13 +83,30 @@ def load_inputs(template: str, environment_paths: Sequence[str]) -> LoadedInputs
     files: dict[str, str] = dict(source.files)
     texts: list[str] = []
     for path in environment_paths:
-        environment, env_files = load_environment(path)
+        environment, provider_paths = load_environment(path)
         environments.append(environment)
-        files.update(env_files)
+        files.update(_provider_files(path, provider_paths))
         with open(path, encoding="utf-8") as handle:
             texts.append(handle.read())
     merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
     return LoadedInputs(source, merged, files, tuple(texts))
+
+
+def _provider_files(env_path: str, provider_paths: Mapping[str, str]) -> dict[str, str]:
+    """Provider templates an environment maps types to (keyed as written there),
+    with the files they reference in turn."""
+    files: dict[str, str] = {}
+    for key, path in provider_paths.items():
+        if "://" in path:
+            raise TemplateError(
+                f"provider template {key!r} is a URL: only files next to the environment are allowed",
+                source=env_path, path="resource_registry",
+            )
+        provider = load_template(path)
+        files.update(provider.files)
+        with open(path, "rb") as handle:
+            files[key] = decode(handle.read(), path)
+    return files
 
 
 def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any]) -> str:

@@ -187,11 +187,13 @@ class StackRun:
         if ok:
             self.stack_event(action, "COMPLETE", f"Stack {action} completed successfully")
             return
-        failure = next((e for e in errors.values() if isinstance(e, _Failed)), None)
-        if failure is None:
-            reason = "Stack was interrupted before every resource was done"
-        else:
+        failure = next(iter(errors.values()), None)
+        if isinstance(failure, _Failed):
             reason = f"Resource {failure.action} failed: {failure.reason}"
+        elif failure is not None:  # a defect of ours: say what it was, keep the state
+            reason = f"Internal error: {type(failure).__name__}: {failure}"
+        else:
+            reason = "Stack was interrupted before every resource was done"
         self.stack_event(action, "FAILED", reason)
 
     def _converge_resource(self, defn: ResourceDefinition) -> None:

@@ -80,6 +80,8 @@ def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -
         "ANSIBLE_LOCALHOST_WARNING": "false",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
         "ANSIBLE_NOCOLOR": "1",
+        # Modules on localhost run with the venv's Python, not whatever discovery finds.
+        "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
         "ANSIBLE_FORCE_COLOR": "0",
         "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
         **(env or {}),

@@ -50,7 +50,9 @@ def test_heat_template_case(case, run_tasks):
     }])
     result = run.results["result"]
     assert result.get("stack_status") == step["status"], result
-    assert matches(step["outputs"], result["outputs"]), result["outputs"]
+    # Outputs with random values Heat's record leaves out are not compared.
+    for name, expected in step["outputs"].items():
+        assert matches(expected, result["outputs"].get(name)), (name, result["outputs"])
     for left, right in step.get("outputs_equal", []):
         assert result["outputs"][left] == result["outputs"][right]
     statuses = {r["name"]: r["status"] for r in result["resources"]}

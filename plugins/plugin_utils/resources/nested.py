@@ -74,7 +74,7 @@ class NestedStackResource(Resource):
         try:
             definition = StackDefinition(
                 self.child_template(properties),
-                parent_definition.environment.for_nested(self.name),
+                parent_definition.environment.for_nested(self.name, self._written_type()),
                 self.child_parameters(properties),
                 identity,
                 files=parent_definition.files,
@@ -86,6 +86,11 @@ class NestedStackResource(Resource):
             reason = store.get_stack(child.id).status_reason
             raise self.fail(reason, "Error")
         return Outcome(child.id, {"nested_stack_id": child.id})
+
+    def _written_type(self) -> str:
+        """The type as the parent template wrote it: a nested stack must not see
+        the mapping that made it (``OS::Nova::Server: server.yaml``)."""
+        return self.runtime.run.definition.resources[self.name].type
 
     def _facade(self) -> dict[str, Any]:
         from ..functions.base import resolve
