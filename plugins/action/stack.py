@@ -43,9 +43,9 @@ class ActionModule(ActionBase):
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         del tmp
-        _, args = self.validate_argument_spec(
+        args = self.validate_argument_spec(
             argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF
-        )
+        )[1]
         try:
             with open_task_store(args["store"]) as store:
                 outcome = self._apply_or_delete(store, args)

@@ -63,7 +63,7 @@ def traverse(
                 ready = []
             if not running:
                 break
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            finished = wait(running, return_when=FIRST_COMPLETED).done
             for future in finished:
                 node = running.pop(future)
                 error = future.exception()

@@ -62,7 +62,7 @@ class RunRuntime:
         self.cancel_event = run.cancel_event
 
     def physical_name(self, resource_name: str) -> str:
-        suffix = "".join(secrets.choice(_NAME_CHARS) for _ in range(12))
+        suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
         return f"{self.stack_name}-{resource_name}-{suffix}"
 
     def sleep(self, seconds: float) -> None:
@@ -391,5 +391,5 @@ class _Failed(Exception):
         self.action = action
 
 
-def _no_outcome(_: None) -> Outcome:
+def _no_outcome(_result: None) -> Outcome:
     return Outcome("")

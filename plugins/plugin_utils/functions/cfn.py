@@ -210,8 +210,8 @@ def _member_pairs(pairs: Mapping[str, str], key_name: str, value_name: str) -> d
         if (m := _MEMBER.match(name))
     )
     result: dict[str, str] = {}
-    for _, group in itertools.groupby(fields, key=lambda f: f[0]):
-        member = {field: value for _, field, value in group}
+    for _index, group in itertools.groupby(fields, key=lambda f: f[0]):
+        member = {field: value for _index, field, value in group}
         if key_name in member and value_name in member:
             result[member[key_name]] = member[value_name]
     return result

@@ -89,7 +89,7 @@ class GetParam(HeatFunction):
     def validate(self) -> None:
         if has_functions(self.args):
             return
-        name, _ = self._split(self.args)
+        name = self._split(self.args)[0]
         self._check_declared(name)
 
     def _check_declared(self, name: str) -> None:

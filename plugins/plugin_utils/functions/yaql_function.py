@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # yaql 3.x reads ``collections.abc`` without importing it; Python 3.12 no longer
 # imports it as a side effect of ``collections``.
-import collections.abc  # noqa: F401  (must come before yaql)
+import collections.abc  # noqa: F401 pylint: disable=unused-import
 import threading
 from collections.abc import Mapping
 from typing import Any, Callable
@@ -66,7 +66,7 @@ class Yaql(HeatFunction):
     def _parse(self, expression: Any) -> Any:
         if not isinstance(expression, str):
             raise self.fail(f'The "expression" argument to {self.fn_name} must contain a string.')
-        parser, _ = _yaql()
+        parser = _yaql()[0]
         try:
             # The ply lexer and parser behind yaql keep state: one parse at a time.
             with _lock:
@@ -77,7 +77,7 @@ class Yaql(HeatFunction):
     def result(self) -> Any:
         statement = self._parse(resolve(self.args["expression"]))
         data = resolve(self.args.get("data", {}))
-        _, root = _yaql()
+        root = _yaql()[1]
         try:
             return statement.evaluate({"data": data}, root.create_child_context())
         except Exception as exc:  # noqa: BLE001 - a user's expression can raise anything

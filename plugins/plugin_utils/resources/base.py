@@ -180,4 +180,3 @@ def resource_class(type_name: str) -> type[Resource] | None:
 
 def known_types() -> list[str]:
     return sorted(_TYPES)
-

@@ -218,9 +218,9 @@ def _random_string(size: int, char_sets: list[tuple[str, int]]) -> str:
     """Heat's ``password_gen.generate_password``: each set's minimum first, the
     rest from the union of all sets, then shuffled."""
     rand = random.SystemRandom()
-    chars = [rand.choice(chars) for chars, count in char_sets for _ in range(count)]
-    pool = "".join(sorted(set().union(*(set(chars) for chars, _ in char_sets))))
-    chars += [rand.choice(pool) for _ in range(max(0, size - len(chars)))]
+    chars = [rand.choice(chars) for chars, count in char_sets for _draw in range(count)]
+    pool = "".join(sorted(set().union(*(set(chars) for chars, _count in char_sets))))
+    chars += [rand.choice(pool) for _draw in range(max(0, size - len(chars)))]
     return "".join(rand.sample(chars, size))
 
 

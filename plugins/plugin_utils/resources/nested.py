@@ -229,14 +229,14 @@ class GroupResource(NestedStackResource):
     def attribute(self, state: ResourceState, name: str) -> Any:
         members = self._member_values(state)
         if name == "refs":
-            return [handler.reference_id(member) for _, member, handler in members]
+            return [handler.reference_id(member) for _name, member, handler in members]
         if name == "refs_map":
             return {n: handler.reference_id(member) for n, member, handler in members}
         if name == "attributes":
             return _attributes_by_name(members)
         if name.startswith("resource."):
             return _member_attribute(members, name[len("resource."):])
-        return [handler.attribute(member, name) for _, member, handler in members]
+        return [handler.attribute(member, name) for _name, member, handler in members]
 
     def reference_id(self, state: ResourceState) -> Any:
         return state.nested_stack_id or self.name
@@ -245,7 +245,7 @@ class GroupResource(NestedStackResource):
 def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> dict[str, dict[str, Any]]:
     """``get_attr: [group, attributes, NAME]`` -> ``{member: value}`` for NAME."""
     names: set[str] = set()
-    for _, member, handler in members:
+    for _name, member, handler in members:
         known = handler.attribute_names()
         if known is None and member.nested_stack_id:
             known = frozenset(handler.runtime.store.get_stack(member.nested_stack_id).outputs)
@@ -254,7 +254,7 @@ def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> d
 
 
 def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str) -> Any:
-    index, _, attribute = spec.partition(".")
+    index, _dot, attribute = spec.partition(".")
     for name, member, handler in members:
         if name == index:
             return handler.attribute(member, attribute) if attribute else handler.reference_id(member)

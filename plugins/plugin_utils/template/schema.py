@@ -17,9 +17,15 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import jsonschema
+try:
+    import jsonschema
+except ImportError as missing:  # said once a template is validated, not at import
+    jsonschema = None
+    JSONSCHEMA_IMPORT_ERROR: ImportError | None = missing
+else:
+    JSONSCHEMA_IMPORT_ERROR = None
 
-from ..errors import TemplateError
+from ..errors import HotplayError, TemplateError
 from .versions import HotVersion
 
 Schema = dict[str, Any]
@@ -109,8 +115,14 @@ def build_schema(version: HotVersion) -> Schema:
 
 
 @functools.lru_cache(maxsize=None)
-def _validator(version_key: str) -> jsonschema.protocols.Validator:
+def _validator(version_key: str) -> Any:
     from .versions import VERSIONS
+
+    if jsonschema is None:
+        raise HotplayError(
+            "the Python library jsonschema is required on the controller "
+            f"(pip install jsonschema): {JSONSCHEMA_IMPORT_ERROR}"
+        )
 
     schema = build_schema(VERSIONS[version_key])
     return jsonschema.Draft202012Validator(schema)
@@ -118,7 +130,7 @@ def _validator(version_key: str) -> jsonschema.protocols.Validator:
 
 # -- Heat's words for what the schema found -------------------------------------------------
 
-Finding = jsonschema.ValidationError
+Finding = Any  # jsonschema.ValidationError
 Rule = Callable[[Finding, tuple[str, ...]], str]
 
 

@@ -70,13 +70,13 @@ def test_software_config_is_stored_under_a_uuid() -> None:
 
 
 def test_software_config_record_is_what_heat_api_shows() -> None:
-    _, state = create("OS::Heat::SoftwareConfig", {
+    state = create("OS::Heat::SoftwareConfig", {
         "group": "script",
         "config": "run",
         "inputs": [{"name": "a"}, {"name": "b", "type": "Number", "default": 3,
                                    "replace_on_change": True}],
         "outputs": [{"name": "out", "error_output": True}],
-    })
+    })[1]
     assert software_config_record(state) == {
         "id": state.physical_id,
         "name": "st-cfg-abcdefghijkl",
@@ -91,7 +91,7 @@ def test_software_config_record_is_what_heat_api_shows() -> None:
 
 
 def test_software_config_group_defaults_to_ungrouped() -> None:
-    _, state = create("OS::Heat::SoftwareConfig", {})
+    state = create("OS::Heat::SoftwareConfig", {})[1]
     assert software_config_record(state)["group"] == "Heat::Ungrouped"
 
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackLocked, StoreError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StoreError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store, store_path_from_url
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
