@@ -69,10 +69,24 @@ class RunRuntime:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
             raise Cancelled("the run was cancelled")
 
+    def config_by_id(self, physical_id: str) -> str | None:
+        """The ``config`` of a software config of this stack (MultipartMime parts)."""
+        for state in list(self.run.records.values()):
+            if state.physical_id == physical_id:
+                config = state.data.get("attributes", {}).get("config")
+                return config if isinstance(config, str) else None
+        return None
+
     # -- nested stacks (used by resources.nested) -----------------------------------
     @property
     def store(self) -> Store:
         return self.run.store
+
+    def note_nested_stack(self, resource_name: str, child_id: str) -> None:
+        """Record the child stack before it is converged (intent before action):
+        a run killed inside it leaves a parent record that points at it."""
+        state = self.run.records[resource_name]
+        self.run.save(replace(state, nested_stack_id=child_id))
 
     def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
         return StackRun(
@@ -205,9 +219,11 @@ class StackRun:
         properties = self._resolved_properties(defn, handler)
         if record is None or record.action == "INIT" or record.action == "DELETE":
             self._create(defn, handler, properties, record)
-        elif record.status != "COMPLETE":
+        elif record.status != "COMPLETE" and handler.needs_replace_failed(record):
             # Heat replaces a resource whose last action failed or never finished.
             self._replace(defn, handler, properties, record)
+        elif record.status != "COMPLETE":
+            self._update(defn, handler, properties, record)
         elif record.implementation != defn.implementation:
             self._replace(defn, handler, properties, record)
         elif dict(record.properties) == properties:
@@ -224,7 +240,9 @@ class StackRun:
             check = getattr(handler, "check_properties", None)
             if check is not None:
                 return check(values, path)
-            return validate_properties(type(handler), values, path)
+            checked = validate_properties(type(handler), values, path)
+            handler.validate(checked)
+            return checked
         except HotplayError as error:
             action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
             raise self._fail(defn, action, self.records.get(defn.name), error) from error

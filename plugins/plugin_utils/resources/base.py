@@ -140,6 +140,11 @@ class Resource:
                 return f"property {key} changed and cannot be updated in place"
         return None
 
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        """Whether a resource whose last action failed (or never finished) is
+        replaced rather than updated; Heat replaces, except nested stacks."""
+        return True
+
     # -- reading -------------------------------------------------------------------
     def reference_id(self, state: ResourceState) -> Any:
         """``get_resource``: the physical id, or the name before it has one (Heat)."""

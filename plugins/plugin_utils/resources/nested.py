@@ -47,6 +47,7 @@ class NestedStackResource(Resource):
         child = store.create_stack(
             self.runtime.physical_name(self.name), parent_id=parent.id, parent_resource=self.name
         )
+        self.runtime.note_nested_stack(self.name, child.id)
         return self._converge(child.id, properties, "CREATE")
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
@@ -56,6 +57,10 @@ class NestedStackResource(Resource):
 
     def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
         return None  # a nested stack is always updated in place, as Heat
+
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        # A failed or interrupted nested stack is converged again, not replaced.
+        return not current.nested_stack_id
 
     def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
         from ..definition import StackDefinition, StackIdentity
