@@ -249,15 +249,25 @@ def list_resources(
 
 
 def list_events(store: Store, stack_id: str, nested_depth: int) -> list[dict[str, Any]]:
-    """Recorded events of a stack (nested stacks' after, down to ``nested_depth``)."""
+    """Recorded events of a stack and its nested stacks (down to ``nested_depth``),
+    in the order they happened."""
+    found = _stack_events(store, stack_id, nested_depth, ())
+    return [_event_dict(event) for event in sorted(found, key=lambda e: e.record.id)]
+
+
+def _stack_events(store: Store, stack_id: str, depth: int, path: tuple[str, ...]) -> list[Event]:
     stack = store.get_stack(stack_id)
-    events = [_event_dict(Event(e, ())) for e in store.events(stack_id)]
-    if nested_depth > 0:
-        for child in store.child_stacks(stack.id):
-            for record in store.events(child.id):
-                event = _event_dict(Event(record, (child.parent_resource or "",)))
-                events.append(event)
-    return events
+    found = [
+        Event(record, path) for record in store.events(stack_id)
+        # A nested stack's own events repeat its parent resource's.
+        if not (path and record.resource_name == stack.name)
+    ]
+    if depth > 0:
+        for stored in store.resources(stack_id):
+            child_id = stored.state.nested_stack_id
+            if child_id:
+                found += _stack_events(store, child_id, depth - 1, path + (stored.state.name,))
+    return found
 
 
 def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:

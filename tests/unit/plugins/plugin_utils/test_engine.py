@@ -346,3 +346,15 @@ def test_stack_info_shows_revisions_and_nested_resources(store, tmp_path):
     assert [r["revision"] for r in info["revisions"]] == [1]
     assert "group/2" in {r["name"] for r in info["resources"]}
     assert info["events"][0]["reason"] == "Stack CREATE started"
+
+
+def test_stack_info_events_reach_nested_stacks_in_order(store, tmp_path):
+    apply(store, tmp_path, GROUP)
+    shallow = describe_stack(store, "s", nested_depth=0)["events"]
+    deep = describe_stack(store, "s", nested_depth=1)["events"]
+    assert {e["resource_name"] for e in shallow} == {"s", "group"}
+    member = [e for e in deep if e.get("parent") == "group"]
+    assert {e["resource_name"] for e in member} == {"group/0", "group/2", "group/3"}
+    names = [e["resource_name"] for e in deep]
+    # Members are created between the group's IN_PROGRESS and COMPLETE events.
+    assert names.index("group") < names.index("group/0") < len(names) - names[::-1].index("group") - 1
