@@ -10,16 +10,22 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     engine_failure,
+    interruptible,
     lock_holder,
     open_task_store,
+    plan_diff,
+    plan_warnings,
     progress_printer,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+    RESTRICTED_MODES,
     ApplyRequest,
+    Cancel,
     apply_stack,
     delete_stack,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},
@@ -27,18 +33,28 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "template": {"type": "path"},
     "environment": {"type": "list", "elements": "path", "default": []},
     "parameters": {"type": "dict", "default": {}},
+    "existing": {"type": "bool", "default": False},
+    "clear_parameters": {"type": "list", "elements": "str", "default": []},
     "store": {"type": "str"},
     "nested_depth": {"type": "int", "default": 0},
+    "plan_id": {"type": "str"},
+    "prevent_destroy": {"type": "list", "elements": "str", "default": []},
+    "on_restricted": {"type": "str", "choices": list(RESTRICTED_MODES), "default": "fail"},
+    "timeout": {"type": "int", "default": 0},
+    "graph": {"type": "str", "choices": list(FORMATS)},
 }
-REQUIRED_IF = [("state", "present", ["template"])]
+REQUIRED_IF = [("state", "present", ["template", "existing"], True)]
 
 
 class ActionModule(ActionBase):
-    """Apply (state=present) or delete (state=absent) a stack on the controller."""
+    """Apply (state=present) or delete (state=absent) a stack on the controller.
+
+    In check mode it previews: the plan, nothing written."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
-    _supports_check_mode = False
+    _supports_check_mode = True
+    _supports_diff = True
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -46,28 +62,52 @@ class ActionModule(ActionBase):
         args = self.validate_argument_spec(
             argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF
         )[1]
+        cancel = Cancel()
         try:
-            with open_task_store(args["store"]) as store:
-                outcome = self._apply_or_delete(store, args)
+            with interruptible(cancel), open_task_store(args["store"]) as store:
+                outcome = self._apply_or_delete(store, args, cancel)
         except HotplayError as error:
             result.update(engine_failure(error))
             return result
         result.update(outcome)
         return result
 
-    def _apply_or_delete(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
+    def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel) -> dict[str, Any]:
         holder = lock_holder(self._task)
         progress = progress_printer(args["name"])
+        check = bool(self._task.check_mode)
         if args["state"] == "absent":
-            return delete_stack(store, args["name"], holder, args["nested_depth"], progress).as_dict()
+            deleted = delete_stack(store, args["name"], holder, args["nested_depth"], progress,
+                                   check_mode=check, cancel=cancel)
+            return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
         request = ApplyRequest(
             name=args["name"],
-            template=self._local_path(args["template"]),
+            template=self._local_path(args["template"]) if args["template"] else None,
             environment=[self._local_path(p) for p in args["environment"]],
             parameters=args["parameters"],
+            existing=args["existing"],
+            clear_parameters=args["clear_parameters"],
             nested_depth=args["nested_depth"],
+            check_mode=check,
+            plan_id=args["plan_id"],
+            prevent_destroy=args["prevent_destroy"],
+            on_restricted=args["on_restricted"],
+            timeout=args["timeout"],
+            cancel=cancel,
+            graph=args["graph"] or "",
         )
-        return apply_stack(store, request, holder, progress).as_dict()
+        applied = apply_stack(store, request, holder, progress)
+        return self._with_plan_views(applied.as_dict(), applied.plan, check)
+
+    def _with_plan_views(self, result: dict[str, Any], plan: Any, check: bool) -> dict[str, Any]:
+        """Loud previews: a warning per deletion and replacement; ``--diff``."""
+        if plan is None:
+            return result
+        if check:
+            result["warnings"] = plan_warnings(plan)
+        if self._task.diff:
+            result["diff"] = plan_diff(plan)
+        return result
 
     def _local_path(self, path: str) -> str:
         """Relative paths are found as Ansible finds files: role, then playbook dir."""

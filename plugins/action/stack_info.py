@@ -20,12 +20,14 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     HotplayError,
     StackNotFound,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str"},
     "store": {"type": "str"},
     "nested_depth": {"type": "int", "default": 0},
     "events": {"type": "bool", "default": True},
+    "graph": {"type": "str", "choices": list(FORMATS)},
 }
 
 
@@ -53,7 +55,8 @@ class ActionModule(ActionBase):
         if not args["name"]:
             return {"stacks": [summarize_stack(s) for s in store.list_stacks()]}
         try:
-            stack = describe_stack(store, args["name"], args["nested_depth"], args["events"])
+            stack = describe_stack(store, args["name"], args["nested_depth"], args["events"],
+                                   args["graph"] or "")
         except StackNotFound:
             return {"exists": False}
         return {"exists": True, "stack": stack}

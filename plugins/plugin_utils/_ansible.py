@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import getpass
 import os
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +17,8 @@ from typing import Any
 from ansible.utils.display import Display
 
 from .errors import HotplayError
-from .stack_run import Event
+from .plan import Plan
+from .stack_run import Cancel, Event
 from .store import open_store
 from .store.base import Store
 
@@ -55,3 +58,46 @@ def progress_printer(stack_name: str) -> Callable[[Event], None]:
 def engine_failure(error: HotplayError) -> dict[str, Any]:
     """A task failure for a user's mistake or a refusal: one message, no traceback."""
     return {"failed": True, "changed": False, "msg": str(error)}
+
+
+@contextmanager
+def interruptible(cancel: Cancel) -> Iterator[None]:
+    """SIGTERM or SIGINT (an AWX cancel, Ctrl-C) stops the run cleanly: nothing new
+    starts, waiting resources give up, the store says what happened."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGTERM, signal.SIGINT)
+    previous = {number: signal.getsignal(number) for number in signals}
+
+    def stop(number: int, _frame: Any) -> None:
+        cancel.trigger(f"Interrupted by {signal.Signals(number).name}")
+
+    for number in signals:
+        signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def plan_warnings(plan: Plan) -> list[str]:
+    """One loud line per deletion and replacement of a preview."""
+    return [
+        f"PREVIEW: {change.path} ({change.type}) will be {change.action.upper()}: {change.reason}"
+        for change in plan.changes if change.destructive
+    ]
+
+
+def plan_diff(plan: Plan) -> list[dict[str, Any]]:
+    """``--diff``: properties before and after, per changed resource."""
+    return [
+        {
+            "before_header": f"{change.path} ({change.type}) before",
+            "after_header": f"{change.path} ({change.type}) {change.action}",
+            "before": dict(change.before or {}),
+            "after": dict(change.after or {}),
+        }
+        for change in plan.changes if change.action != "unchanged"
+    ]

@@ -89,6 +89,20 @@ _NO_RUNTIME: Any = _NoRuntime()
 LiveResource = tuple[ResourceState | None, Resource]
 
 
+KNOWN_AFTER_APPLY = "(known after apply)"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A resource a preview expects to change: its new values are not known yet.
+
+    ``keeps_id``: an in-place update keeps the physical id (``get_resource``)."""
+
+    state: ResourceState | None
+    handler: Resource
+    keeps_id: bool
+
+
 class ResourceView:
     """``ResourceRef`` for functions: reads the live state of one resource."""
 
@@ -100,22 +114,31 @@ class ResourceView:
     def enabled(self) -> bool:
         return self.scope.definition.resource_enabled(self.name)
 
-    def _live(self) -> LiveResource | None:
+    def _live(self) -> LiveResource | Pending | None:
         return self.scope.live(self.name) if self.enabled else None
 
     def attribute_names(self) -> frozenset[str] | None:
         live = self._live()
-        return live[1].attribute_names() if live else None
+        if live is None:
+            return self.scope.definition.attribute_names_of(self.name)
+        handler = live.handler if isinstance(live, Pending) else live[1]
+        return handler.attribute_names()
 
     def reference_id(self) -> Any:
         live = self._live()
         if live is None:
             return None
+        if isinstance(live, Pending):
+            if live.keeps_id and live.state is not None and live.state.physical_id:
+                return live.handler.reference_id(live.state)
+            return self._unknown()
         state, handler = live
         return handler.reference_id(state) if state and state.physical_id else self.name
 
     def attribute(self, name: str) -> Any:
         live = self._live()
+        if isinstance(live, Pending):
+            return self._unknown()
         if live is None or live[0] is None or not live[0].physical_id:
             return None
         return live[1].attribute(live[0], name)
@@ -123,6 +146,10 @@ class ResourceView:
     def all_attributes(self) -> dict[str, Any]:
         names = self.attribute_names() or frozenset()
         return {name: self.attribute(name) for name in sorted(names) if name != "show"}
+
+    def _unknown(self) -> str:
+        self.scope.on_unknown(self.name)
+        return KNOWN_AFTER_APPLY
 
 
 class Scope:
@@ -135,10 +162,12 @@ class Scope:
     def __init__(
         self,
         definition: "StackDefinition",
-        live: Callable[[str], LiveResource | None] = lambda name: None,
+        live: Callable[[str], LiveResource | Pending | None] = lambda name: None,
     ) -> None:
         self.definition = definition
         self.live = live
+        # A preview learns which resources a value read before they are known.
+        self.on_unknown: Callable[[str], None] = lambda name: None
         identity = definition.identity
         self.stack_name = identity.name
         self.stack_id = identity.id
@@ -374,6 +403,24 @@ class StackDefinition:
         for prop in values:
             if prop not in declared:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")
+
+    def attribute_names_of(self, name: str) -> frozenset[str] | None:
+        """Attributes ``get_attr`` may name on a resource, from its type alone
+        (None: any name, e.g. groups); used while no resource exists yet."""
+        entry = self.template.resources_section.get(name)
+        if not isinstance(entry, Mapping) or "type" not in entry:
+            return None
+        implementation = self.environment.registry.resolve(
+            str(entry["type"]), self.identity.path + (name,)
+        )
+        cls = resource_class(implementation)
+        if cls is not None:
+            return cls(name, _NO_RUNTIME).attribute_names()
+        if implementation in self.files:
+            provider = load_yaml(self.files[implementation], implementation)
+            outputs = provider.get("outputs") if isinstance(provider, dict) else None
+            return frozenset(outputs or ()) | {"show", "OS::stack_id"}
+        return None
 
     def requires_graph(self) -> dict[str, set[str]]:
         """Each enabled resource and the enabled resources it needs first."""

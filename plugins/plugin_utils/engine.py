@@ -1,40 +1,69 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The engine's front door: apply, delete and describe stacks.
+"""The engine's front door: apply (create or update), preview and delete stacks.
 
 Front ends (the action plugins, the benchmark, tests) call these functions with
-plain data and get plain data back.  Everything that can be wrong with the input
-is found by ``load_definition`` before the store is touched.
+plain data and get plain data back.  The order of an apply: read the inputs,
+build and validate the definition, plan it against the stored state, check the
+refusals (immutable parameters, restricted actions, protected resources, a stale
+reviewed plan) -- all before the store is written -- and only then lock, record a
+revision and converge.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .definition import StackDefinition, StackIdentity
-from .environment import EMPTY_ENVIRONMENT, Environment, load_environment, merge_environments
-from .errors import HotplayError, StackNotFound, TemplateError
+from .errors import HotplayError
 from .executor import DEFAULT_WORKERS
-from .stack_run import Event, StackRun
-from .store.base import StackRecord, Store
-from .template.loader import TemplateSource, decode, load_template
+from .guards import (
+    Refused,
+    check_immutable,
+    refuse_destruction,
+    refuse_restricted,
+    refuse_stale_plan,
+    restricted_changes,
+)
+from .inputs import (
+    LoadedInputs,
+    definition_digest,
+    load_inputs,
+    patched_inputs,
+    patched_parameters,
+    recorded_definition,
+)
+from .plan import Plan, plan_id, plan_nodes, preview, preview_delete
+from .render import render
+from .stack_run import Cancel, Event, RunOptions, StackRun
+from .store.base import RevisionRecord, StackRecord, Store
+from .views import describe_stack, event_dict, list_resources, summarize_stack
 
 ProgressCallback = Callable[[Event], None]
+RESTRICTED_MODES = ("fail", "skip")
 
 
 @dataclass(frozen=True)
 class ApplyRequest:
     name: str
-    template: str
+    template: str | None = None  # None with ``existing``: the stored template
     environment: Sequence[str] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    existing: bool = False  # PATCH: start from the stored definition
+    clear_parameters: Sequence[str] = ()
     nested_depth: int = 0
+    check_mode: bool = False
+    plan_id: str | None = None
+    prevent_destroy: Sequence[str] = ()
+    on_restricted: str = "fail"
+    timeout: float = 0
     max_workers: int = DEFAULT_WORKERS
+    cancel: Cancel | None = None
+    graph: str = ""  # "", or one of render.FORMATS
 
 
 @dataclass
@@ -47,6 +76,9 @@ class StackResult:
     resources: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
+    plan: Plan | None = None
+    plan_id: str | None = None
+    graph: str | None = None
     msg: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -65,121 +97,141 @@ class StackResult:
                 revision=self.stack.revision,
             )
         result.update(resources=self.resources, events=self.events, parameters=self.parameters)
+        if self.plan is not None:
+            result["plan"] = self.plan.as_dict()
+            result["plan_id"] = self.plan_id
+        if self.graph is not None:
+            result["graph"] = self.graph
         return result
 
 
-@dataclass(frozen=True)
-class LoadedInputs:
-    source: TemplateSource
-    environment: Environment
-    files: dict[str, str]
-    environment_texts: tuple[str, ...]
+@dataclass
+class _Prepared:
+    """Everything about an apply that is known before anything is written."""
 
-
-def load_inputs(template: str, environment_paths: Sequence[str]) -> LoadedInputs:
-    """Read the template, its files and the environment files (merged in order)."""
-    source = load_template(template)
-    environments: list[Environment] = []
-    files: dict[str, str] = dict(source.files)
-    texts: list[str] = []
-    for path in environment_paths:
-        environment, provider_paths = load_environment(path)
-        environments.append(environment)
-        files.update(_provider_files(path, provider_paths))
-        with open(path, encoding="utf-8") as handle:
-            texts.append(handle.read())
-    merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
-    return LoadedInputs(source, merged, files, tuple(texts))
-
-
-def _provider_files(env_path: str, provider_paths: Mapping[str, str]) -> dict[str, str]:
-    """Provider templates an environment maps types to (keyed as written there),
-    with the files they reference in turn."""
-    files: dict[str, str] = {}
-    for key, path in provider_paths.items():
-        if "://" in path:
-            raise TemplateError(
-                f"provider template {key!r} is a URL: only files next to the environment are allowed",
-                source=env_path, path="resource_registry",
-            )
-        provider = load_template(path)
-        files.update(provider.files)
-        with open(path, "rb") as handle:
-            files[key] = decode(handle.read(), path)
-    return files
-
-
-def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any]) -> str:
-    """Identifies a definition: equal digests, equal stacks (re-runs change nothing)."""
-    document = {
-        "template": inputs.source.data,
-        "files": inputs.files,
-        "environment": inputs.environment_texts,
-        "parameters": parameters,
-    }
-    canonical = json.dumps(document, sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def recorded_definition(
-    inputs: LoadedInputs, definition: StackDefinition, parameters: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The revision's copy of the definition; hidden parameter values are left out."""
-    hidden = definition.parameters.hidden_names()
-    return {
-        "template_path": inputs.source.path,
-        "template": inputs.source.data,
-        "files": inputs.files,
-        "environment": list(inputs.environment_texts),
-        "parameters": {k: ("******" if k in hidden else v) for k, v in parameters.items()},
-    }
+    existing: StackRecord | None
+    last: RevisionRecord | None
+    inputs: LoadedInputs
+    given: dict[str, Any]
+    definition: StackDefinition
+    digest: str
+    plan: Plan
+    plan_id: str
+    skip: frozenset[str]
 
 
 def apply_stack(
     store: Store, request: ApplyRequest, holder: str, progress: ProgressCallback | None = None
 ) -> StackResult:
     """Create the stack, or bring it to the new definition; nothing when unchanged."""
-    inputs = load_inputs(request.template, request.environment)
+    prepared = _prepare(store, request)
+    try:
+        _refusals(request, prepared)
+    except Refused as refusal:
+        result = _refused(store, prepared, request, refusal)
+    else:
+        changes = prepared.existing is None or not _unchanged(store, prepared.existing, prepared.digest)
+        if request.check_mode or not changes:
+            result = _planned(store, prepared, request, changes)
+        else:
+            result = _converge(store, request, prepared, holder, progress)
+    if request.graph:
+        result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
+                              request.graph)
+    return result
+
+
+def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
     existing = store.find_stack(request.name)
+    last = _last_revision(store, existing)
+    if request.existing and last is not None:
+        inputs = patched_inputs(last, request.template, request.environment)
+        given = patched_parameters(last, request.parameters, request.clear_parameters)
+    elif request.template:
+        inputs, given = load_inputs(request.template, request.environment), dict(request.parameters)
+    else:
+        raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     stack_id = existing.id if existing else str(uuid.uuid4())
-    definition = StackDefinition(
-        inputs.source, inputs.environment, request.parameters,
-        StackIdentity(request.name, stack_id), inputs.files,
-    )
-    digest = definition_digest(inputs, request.parameters)
-    if existing is not None and _unchanged(store, existing, digest):
-        return _result(store, existing, False, [], request.nested_depth, definition)
+    definition = StackDefinition(inputs.source, inputs.environment, given,
+                                 StackIdentity(request.name, stack_id), inputs.files)
+    digest = definition_digest(inputs, given)
+    plan = preview(store, existing, definition)
+    restricted = restricted_changes(plan)
+    skip = frozenset(c.path for c in restricted) if request.on_restricted == "skip" else frozenset()
+    return _Prepared(existing, last, inputs, given, definition, digest, plan,
+                     plan_id(existing, store, digest), skip)
+
+
+def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
+    parameters = prepared.definition.parameters
+    immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
+    check_immutable(prepared.last, prepared.given, parameters.values, immutable,
+                    parameters.hidden_names(), prepared.definition.identity.id)
+    refuse_stale_plan(request.plan_id, prepared.plan_id)
+    if request.on_restricted != "skip":
+        refuse_restricted(restricted_changes(prepared.plan))
+    refuse_destruction(prepared.plan, request.prevent_destroy)
+
+
+def _converge(
+    store: Store, request: ApplyRequest, prepared: _Prepared, holder: str,
+    progress: ProgressCallback | None,
+) -> StackResult:
     events: list[Event] = []
-    sink = _sink(events, progress)
+    cancel = request.cancel or Cancel()
+    timer = _timer(request.timeout, cancel)
     store.acquire_lock(request.name, holder)
     try:
-        stack = store.find_stack(request.name) or store.create_stack(request.name, stack_id=stack_id)
+        stack = store.find_stack(request.name) or store.create_stack(
+            request.name, stack_id=prepared.definition.identity.id)
         action = "CREATE" if stack.action == "INIT" else "UPDATE"
-        revision = store.add_revision(
-            stack.id, action, recorded_definition(inputs, definition, request.parameters), digest
-        )
-        run = StackRun(store, stack, sink, max_workers=request.max_workers)
-        ok = run.converge(definition, action)
+        revision = store.add_revision(stack.id, action, _recorded(prepared), prepared.digest)
+        options = RunOptions(revision, prepared.skip, cancel, request.max_workers)
+        ok = StackRun(store, stack, _sink(events, progress), options=options).converge(
+            prepared.definition, action)
         store.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
                               store.get_stack(stack.id).status_reason)
     finally:
+        if timer is not None:
+            timer.cancel()
         store.release_lock(request.name, holder)
-    return _result(store, store.get_stack(stack.id), True, events, request.nested_depth, definition)
+    final = store.get_stack(stack.id)
+    return _result(store, final, True, events, request.nested_depth, prepared)
+
+
+def _recorded(prepared: _Prepared) -> dict[str, Any]:
+    parameters = prepared.definition.parameters
+    return recorded_definition(prepared.inputs, prepared.given, parameters.values,
+                               parameters.hidden_names(), prepared.definition.identity.id)
+
+
+def _timer(seconds: float, cancel: Cancel) -> threading.Timer | None:
+    if seconds <= 0:
+        return None
+    timer = threading.Timer(seconds, cancel.trigger, args=("Timed out",))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def delete_stack(
     store: Store, name: str, holder: str, nested_depth: int = 0,
-    progress: ProgressCallback | None = None,
+    progress: ProgressCallback | None = None, check_mode: bool = False,
+    cancel: Cancel | None = None,
 ) -> StackResult:
     """Delete a stack (Retain policies honoured); nothing when it does not exist."""
     existing = store.find_stack(name)
     if existing is None:
         return StackResult(changed=False, failed=False, stack=None)
+    if check_mode:
+        return StackResult(changed=True, failed=False, stack=existing,
+                           resources=list_resources(store, existing.id, nested_depth),
+                           plan=preview_delete(store, existing))
     events: list[Event] = []
     store.acquire_lock(name, holder)
     try:
-        run = StackRun(store, existing, _sink(events, progress))
-        ok = run.delete()
+        options = RunOptions(existing.revision, cancel=cancel or Cancel())
+        ok = StackRun(store, existing, _sink(events, progress), options=options).delete()
         if ok:
             store.mark_stack_deleted(existing.id)
     finally:
@@ -191,83 +243,11 @@ def delete_stack(
     return result
 
 
-def describe_stack(store: Store, name: str, nested_depth: int = 0, with_events: bool = True) -> dict[str, Any]:
-    """What ``stack_info`` shows of one stack."""
-    stack = store.find_stack(name)
+def _last_revision(store: Store, stack: StackRecord | None) -> RevisionRecord | None:
     if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
+        return None
     revisions = store.revisions(stack.id)
-    parameters = revisions[-1].definition.get("parameters", {}) if revisions else {}
-    info: dict[str, Any] = {
-        "name": stack.name,
-        "id": stack.id,
-        "status": stack.stack_status,
-        "status_reason": stack.status_reason,
-        "outputs": dict(stack.outputs),
-        "output_errors": dict(stack.output_errors),
-        "parameters": parameters,
-        "resources": list_resources(store, stack.id, nested_depth),
-        "revisions": [
-            {"revision": r.revision, "action": r.action, "status": r.status,
-             "status_reason": r.status_reason, "created": r.created}
-            for r in revisions
-        ],
-        "created": stack.created,
-        "updated": stack.updated,
-    }
-    if with_events:
-        info["events"] = list_events(store, stack.id, nested_depth)
-    return info
-
-
-def summarize_stack(stack: StackRecord) -> dict[str, Any]:
-    return {
-        "name": stack.name, "id": stack.id, "status": stack.stack_status,
-        "status_reason": stack.status_reason, "created": stack.created,
-        "updated": stack.updated, "revision": stack.revision,
-    }
-
-
-def list_resources(
-    store: Store, stack_id: str, nested_depth: int, parent: str = ""
-) -> list[dict[str, Any]]:
-    """Resources of a stack, nested ones (down to ``nested_depth``) after their parent."""
-    listed: list[dict[str, Any]] = []
-    for stored in store.resources(stack_id):
-        state = stored.state
-        path = f"{parent}/{state.name}" if parent else state.name
-        entry: dict[str, Any] = {
-            "name": path, "type": state.type, "status": f"{state.action}_{state.status}",
-            "status_reason": state.status_reason, "physical_id": state.physical_id,
-        }
-        if parent:
-            entry["parent"] = parent
-        listed.append(entry)
-        if state.nested_stack_id and nested_depth > 0:
-            listed.extend(list_resources(store, state.nested_stack_id, nested_depth - 1, path))
-    return listed
-
-
-def list_events(store: Store, stack_id: str, nested_depth: int) -> list[dict[str, Any]]:
-    """Recorded events of a stack and its nested stacks (down to ``nested_depth``),
-    in the order they happened."""
-    found = _stack_events(store, stack_id, nested_depth, ())
-    return [_event_dict(event) for event in sorted(found, key=lambda e: e.record.id)]
-
-
-def _stack_events(store: Store, stack_id: str, depth: int, path: tuple[str, ...]) -> list[Event]:
-    stack = store.get_stack(stack_id)
-    found = [
-        Event(record, path) for record in store.events(stack_id)
-        # A nested stack's own events repeat its parent resource's.
-        if not (path and record.resource_name == stack.name)
-    ]
-    if depth > 0:
-        for stored in store.resources(stack_id):
-            child_id = stored.state.nested_stack_id
-            if child_id:
-                found += _stack_events(store, child_id, depth - 1, path + (stored.state.name,))
-    return found
+    return revisions[-1] if revisions else None
 
 
 def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
@@ -275,6 +255,23 @@ def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
         return False
     revisions = store.revisions(stack.id)
     return bool(revisions) and revisions[-1].digest == digest and revisions[-1].status == "COMPLETE"
+
+
+def _planned(store: Store, prepared: _Prepared, request: ApplyRequest, changes: bool) -> StackResult:
+    """A preview, or a re-run with nothing to do: the plan, nothing written."""
+    stack = prepared.existing
+    resources = list_resources(store, stack.id, request.nested_depth) if stack else []
+    return StackResult(
+        changed=changes, failed=False, stack=stack, resources=resources,
+        parameters=prepared.definition.parameters.display(),
+        plan=prepared.plan, plan_id=prepared.plan_id,
+    )
+
+
+def _refused(store: Store, prepared: _Prepared, request: ApplyRequest, refusal: Refused) -> StackResult:
+    result = _planned(store, prepared, request, False)
+    result.failed, result.msg = True, str(refusal)
+    return result
 
 
 def _sink(events: list[Event], progress: ProgressCallback | None) -> Callable[[Event], None]:
@@ -286,43 +283,23 @@ def _sink(events: list[Event], progress: ProgressCallback | None) -> Callable[[E
     return record
 
 
-def _event_dict(event: Event) -> dict[str, Any]:
-    record = event.record
-    entry: dict[str, Any] = {
-        "resource_name": event.resource_name,
-        "action": record.action,
-        "status": record.status,
-        "reason": record.reason,
-        "physical_id": record.physical_id,
-        "time": record.time,
-    }
-    if event.path:
-        entry["parent"] = "/".join(event.path)
-    return entry
-
-
 def _result(
     store: Store, stack: StackRecord, changed: bool, events: list[Event], nested_depth: int,
-    definition: StackDefinition | None,
+    prepared: _Prepared | None,
 ) -> StackResult:
     return StackResult(
         changed=changed,
         failed=stack.status == "FAILED",
         stack=stack,
         resources=list_resources(store, stack.id, nested_depth),
-        events=[_event_dict(e) for e in events if len(e.path) <= nested_depth],
-        parameters=definition.parameters.display() if definition else {},
+        events=[event_dict(e) for e in events if len(e.path) <= nested_depth],
+        parameters=prepared.definition.parameters.display() if prepared else {},
+        plan=prepared.plan if prepared else None,
+        plan_id=prepared.plan_id if prepared else None,
     )
 
 
-def stack_or_error(store: Store, name: str) -> StackRecord:
-    stack = store.find_stack(name)
-    if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
-    return stack
-
-
 __all__ = [
-    "ApplyRequest", "HotplayError", "StackResult", "apply_stack", "delete_stack",
+    "ApplyRequest", "Cancel", "RESTRICTED_MODES", "StackResult", "apply_stack", "delete_stack",
     "describe_stack", "summarize_stack",
 ]

@@ -5,9 +5,11 @@ delete it.
 
 Each resource is converged when everything it reads is done: its properties are
 resolved then, compared with the record, and the resource is created, updated in
-place, replaced or left alone.  Every state change is written to the store before
-the handler acts and after it returns, so a killed run leaves a store the next run
-can continue from.
+place, replaced or left alone.  A replacement creates the new resource first and
+keeps the old one recorded (retired) until the whole update has succeeded, then
+deletes it: Heat's convergence order, and what a rollback swaps back.  Every state
+change is written to the store before the handler acts and after it returns, so a
+killed run leaves a store the next run can continue from.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import secrets
 import string
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .definition import (
@@ -32,7 +34,7 @@ from .functions.base import resolve
 from .graph import reverse
 from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
 from .resources.properties import validate_properties
-from .store.base import EventRecord, StackRecord, Store
+from .store.base import EventRecord, StackRecord, Store, StoredResource
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
 
@@ -46,10 +48,35 @@ class Event:
 
     @property
     def resource_name(self) -> str:
-        return "/".join(self.path + (self.record.resource_name,)) if self.path else self.record.resource_name
+        return "/".join(self.path + (self.record.resource_name,))
 
 
 EventSink = Callable[[Event], None]
+
+
+class Cancel:
+    """Stops a run (time-out, interruption): no new resource starts, and handlers
+    that wait give up with ``reason``."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.reason = ""
+
+    def trigger(self, reason: str) -> None:
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every stack of one apply shares, nested ones included."""
+
+    revision: int = 0
+    # Resource paths to leave as they are (restricted actions in ``skip`` mode).
+    skip: frozenset[str] = frozenset()
+    cancel: Cancel = field(default_factory=Cancel)
+    max_workers: int = DEFAULT_WORKERS
 
 
 class RunRuntime:
@@ -59,7 +86,7 @@ class RunRuntime:
         self.run = run
         self.stack_name = run.stack.name
         self.stack_id = run.stack.id
-        self.cancel_event = run.cancel_event
+        self.cancel_event = run.options.cancel.event
 
     def physical_name(self, resource_name: str) -> str:
         suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
@@ -67,7 +94,7 @@ class RunRuntime:
 
     def sleep(self, seconds: float) -> None:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
-            raise Cancelled("the run was cancelled")
+            raise Cancelled(self.run.options.cancel.reason or "the run was cancelled")
 
     def config_by_id(self, physical_id: str) -> str | None:
         """The ``config`` of a software config of this stack (MultipartMime parts)."""
@@ -89,14 +116,8 @@ class RunRuntime:
         self.run.save(replace(state, nested_stack_id=child_id))
 
     def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
-        return StackRun(
-            self.run.store,
-            child,
-            self.run.sink,
-            path=self.run.path + (resource_name,),
-            cancel_event=self.cancel_event,
-            max_workers=self.run.max_workers,
-        )
+        return StackRun(self.run.store, child, self.run.sink,
+                        path=self.run.path + (resource_name,), options=self.run.options)
 
 
 class StackRun:
@@ -108,15 +129,13 @@ class StackRun:
         stack: StackRecord,
         sink: EventSink,
         path: tuple[str, ...] = (),
-        cancel_event: threading.Event | None = None,
-        max_workers: int = DEFAULT_WORKERS,
+        options: RunOptions | None = None,
     ) -> None:
         self.store = store
         self.stack = stack
         self.sink = sink
         self.path = path
-        self.cancel_event = cancel_event or threading.Event()
-        self.max_workers = max_workers
+        self.options = options or RunOptions()
         self.runtime = RunRuntime(self)
         self._states_lock = threading.Lock()
         self.records: dict[str, ResourceState] = {}
@@ -164,24 +183,28 @@ class StackRun:
         with self._states_lock:
             return self.records.get(name), handler
 
+    def path_of(self, name: str) -> str:
+        return "/".join(self.path + (name,))
+
     # -- converge ---------------------------------------------------------------------
     def converge(self, definition: StackDefinition, action: str) -> bool:
         """Bring the stack to ``definition``; True when every resource got there."""
         self.definition = definition
         definition.scope.live = self.live
         self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
+        graph = definition.requires_graph()
         for name, defn in definition.resources.items():
             self.handlers[name] = handler_for(defn, self.runtime)
-            self.requires[name] = tuple(sorted(definition.requires_graph()[name]))
+            self.requires[name] = tuple(sorted(graph[name]))
             self.positions[name] = defn.position
         result = traverse(
-            definition.requires_graph(),
+            graph,
             lambda name: self._converge_resource(definition.resources[name]),
-            self.max_workers,
-            self.cancel_event,
+            self.options.max_workers,
+            self.options.cancel.event,
         )
         self._record_not_started(definition, result.not_started)
-        ok = result.ok and self._delete_removed(definition)
+        ok = result.ok and self._delete_removed(definition) and self._delete_retired()
         self._finish(definition, action, ok, result.errors)
         return ok
 
@@ -201,37 +224,58 @@ class StackRun:
         if ok:
             self.stack_event(action, "COMPLETE", f"Stack {action} completed successfully")
             return
+        self.stack_event(action, "FAILED", self._failure_reason(errors))
+
+    def _failure_reason(self, errors: Mapping[Any, BaseException]) -> str:
+        cancel = self.options.cancel
+        if cancel.event.is_set():
+            return cancel.reason
         failure = next(iter(errors.values()), None)
         if isinstance(failure, _Failed):
-            reason = f"Resource {failure.action} failed: {failure.reason}"
-        elif failure is not None:  # a defect of ours: say what it was, keep the state
-            reason = f"Internal error: {type(failure).__name__}: {failure}"
-        else:
-            reason = "Stack was interrupted before every resource was done"
-        self.stack_event(action, "FAILED", reason)
+            return f"Resource {failure.action} failed: {failure.reason}"
+        if failure is not None:  # a defect of ours: say what it was, keep the state
+            return f"Internal error: {type(failure).__name__}: {failure}"
+        return "Stack was interrupted before every resource was done"
 
     def _converge_resource(self, defn: ResourceDefinition) -> None:
         handler = self.handlers[defn.name]
         record = self.records.get(defn.name)
         if defn.external_id is not None:
-            self._adopt(defn, handler, record)
+            self._adopt(defn, record)
             return
         properties = self._resolved_properties(defn, handler)
-        if record is None or record.action == "INIT" or record.action == "DELETE":
-            self._create(defn, handler, properties, record)
-        elif record.status != "COMPLETE" and handler.needs_replace_failed(record):
-            # Heat replaces a resource whose last action failed or never finished.
+        if record is None or record.action == "INIT" or (
+                record.action == "DELETE" and record.status == "COMPLETE"):
+            self._create(defn, handler, properties)
+            return
+        change = self._change_needed(defn, handler, record, properties)
+        if change is None:
+            return
+        if self.path_of(defn.name) in self.options.skip:
+            return  # restricted, and the task said to leave it as it is
+        if change in defn.restricted_actions:
+            raise self._restricted(defn, record, change)
+        if change == "replace":
             self._replace(defn, handler, properties, record)
-        elif record.status != "COMPLETE":
-            self._update(defn, handler, properties, record)
-        elif record.implementation != defn.implementation:
-            self._replace(defn, handler, properties, record)
-        elif dict(record.properties) == properties:
-            self._refresh_policy(defn, record)
-        elif handler.replacement_reason(record.properties, properties) is None:
-            self._update(defn, handler, properties, record)
         else:
-            self._replace(defn, handler, properties, record)
+            self._update(defn, handler, properties, record)
+
+    def _change_needed(self, defn: ResourceDefinition, handler: Resource, record: ResourceState,
+                       properties: dict[str, Any]) -> str | None:
+        """``replace``, ``update`` or None, by Heat's rules (see plan.py for the preview)."""
+        if record.implementation != defn.implementation or record.type != defn.type:
+            return "replace"
+        if record.status != "COMPLETE":
+            return "replace" if handler.needs_replace_failed(record) else "update"
+        metadata, update_policy = self._resolved_extras(defn)
+        same = (dict(record.properties) == properties and dict(record.metadata) == metadata
+                and dict(record.update_policy) == update_policy
+                and record.deletion_policy == defn.deletion_policy)
+        if same:
+            return None
+        if handler.replacement_reason(record.properties, properties) is not None:
+            return "replace"
+        return "update"
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"
@@ -247,18 +291,20 @@ class StackRun:
             action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
             raise self._fail(defn, action, self.records.get(defn.name), error) from error
 
+    @staticmethod
+    def _resolved_extras(defn: ResourceDefinition) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(resolve(defn.metadata) or {}), dict(resolve(defn.update_policy) or {})
+
     def _new_state(self, defn: ResourceDefinition, action: str, status: str) -> ResourceState:
+        metadata, update_policy = self._resolved_extras(defn)
         return ResourceState(
             name=defn.name, type=defn.type, action=action, status=status,
             deletion_policy=defn.deletion_policy, implementation=defn.implementation,
+            metadata=metadata, update_policy=update_policy,
         )
 
-    def _create(
-        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
-        record: ResourceState | None,
-    ) -> None:
-        state = self._new_state(defn, "CREATE", "IN_PROGRESS")
-        state = replace(state, properties=properties)
+    def _create(self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any]) -> None:
+        state = replace(self._new_state(defn, "CREATE", "IN_PROGRESS"), properties=properties)
         self.save(state, "state changed")
         try:
             outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
@@ -271,8 +317,10 @@ class StackRun:
         self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
         record: ResourceState,
     ) -> None:
+        fresh = self._new_state(defn, "UPDATE", "IN_PROGRESS")
         state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
-                        deletion_policy=defn.deletion_policy)
+                        deletion_policy=defn.deletion_policy, metadata=fresh.metadata,
+                        update_policy=fresh.update_policy)
         self.save(state, "state changed")
         try:
             outcome = self._guard(
@@ -287,13 +335,13 @@ class StackRun:
         self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
         record: ResourceState,
     ) -> None:
-        """Create the new resource, then delete the old one (Heat's convergence order)."""
-        old = record
-        self._create(defn, handler, properties, record)
-        if old.physical_id or old.nested_stack_id:
-            self._delete_physical(old, handler)
+        """Create the new resource; the old one is retired (kept in the store) and
+        deleted once the whole update has succeeded (Heat's convergence order)."""
+        if record.physical_id or record.nested_stack_id:
+            self.store.retire_resource(self.stack.id, defn.name, self.options.revision)
+        self._create(defn, handler, properties)
 
-    def _adopt(self, defn: ResourceDefinition, handler: Resource, record: ResourceState | None) -> None:
+    def _adopt(self, defn: ResourceDefinition, record: ResourceState | None) -> None:
         """``external_id``: record the existing resource; never create or delete it."""
         external = str(resolve(defn.external_id))
         if record is not None and record.physical_id == external and record.status == "COMPLETE":
@@ -301,10 +349,6 @@ class StackRun:
         state = replace(self._new_state(defn, "CREATE", "COMPLETE"),
                         physical_id=external, deletion_policy="Retain", status_reason="state changed")
         self.save(state, "state changed")
-
-    def _refresh_policy(self, defn: ResourceDefinition, record: ResourceState) -> None:
-        if record.deletion_policy != defn.deletion_policy:
-            self.save(replace(record, deletion_policy=defn.deletion_policy))
 
     def _complete(self, state: ResourceState, outcome: Outcome) -> None:
         done = replace(
@@ -322,7 +366,7 @@ class StackRun:
         except ResourceFailure as error:
             reason = f"{error.error_type}: resources.{name}: {error.message}"
         except Cancelled as error:
-            reason = f"Cancelled: resources.{name}: {error}"
+            reason = f"{action} aborted ({error})"
         except HotplayError as error:
             reason = f"{type(error).__name__}: resources.{name}: {error}"
         except Exception as error:  # noqa: BLE001 - a handler bug must not lose the state
@@ -337,6 +381,12 @@ class StackRun:
         self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
         return _Failed(reason, action)
 
+    def _restricted(self, defn: ResourceDefinition, record: ResourceState, change: str) -> "_Failed":
+        """Heat's refusal of a restricted action, as its event and reason."""
+        reason = f"ResourceActionRestricted: resources.{defn.name}: {change} is restricted for resource."
+        self.event(defn.name, "UPDATE", "FAILED", reason, record.physical_id)
+        return _Failed(reason, "UPDATE")
+
     # -- delete -------------------------------------------------------------------------
     def _delete_removed(self, definition: StackDefinition) -> bool:
         """Delete the recorded resources the definition no longer has."""
@@ -346,26 +396,51 @@ class StackRun:
             return True
         return self._delete_resources(removed)
 
+    def _delete_retired(self) -> bool:
+        """After a successful update: delete what replacements retired."""
+        retired = self.store.retired_resources(self.stack.id)
+        for stored in sorted(retired, key=lambda r: -r.position):
+            if not self._delete_retired_one(stored):
+                return False
+        return True
+
+    def _delete_retired_one(self, stored: StoredResource) -> bool:
+        old = stored.state
+        handler = handler_for_record(old, self.runtime)
+        self.event(old.name, "DELETE", "IN_PROGRESS", "state changed", old.physical_id)
+        try:
+            if old.deletion_policy != "Retain":
+                self._delete_physical(old, handler)
+        except _Failed as failure:
+            self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)
+            return False
+        with self.store.transaction():
+            self.event(old.name, "DELETE", "COMPLETE", "state changed", old.physical_id)
+            self.store.delete_resource(self.stack.id, old.name, stored.retired_in)
+        return True
+
     def delete(self) -> bool:
         """Delete every recorded resource, dependants first; True when all went."""
         self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
         ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        ok = ok and self._delete_retired()
         if ok:
             self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
         else:
             failed = [s for s in self.records.values() if s.status == "FAILED"]
-            reason = failed[0].status_reason if failed else "the run was interrupted"
+            reason = failed[0].status_reason if failed else self._failure_reason({})
             self.stack_event("DELETE", "FAILED", f"Resource DELETE failed: {reason}")
         return ok
 
     def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
         graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
-        result = traverse(reverse(graph), self._delete_resource, self.max_workers, self.cancel_event)
+        result = traverse(reverse(graph), self._delete_resource, self.options.max_workers,
+                          self.options.cancel.event)
         return result.ok
 
     def _delete_resource(self, name: str) -> None:
         record = self.records[name]
-        handler = self.handlers.get(name) or self._handler_for_record(record)
+        handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
         state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
         self.save(state, "state changed")
         if record.deletion_policy != "Retain":
@@ -374,8 +449,8 @@ class StackRun:
             except _Failed as failure:
                 self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
                 raise
-        self.save(replace(state, status="COMPLETE", status_reason="state changed"), "state changed")
         with self.store.transaction():
+            self.save(replace(state, status="COMPLETE", status_reason="state changed"), "state changed")
             self.store.delete_resource(self.stack.id, name)
         with self._states_lock:
             self.records.pop(name, None)
@@ -384,9 +459,6 @@ class StackRun:
         if record.action == "INIT":
             return
         self._guard(lambda: _no_outcome(handler.handle_delete(record)), record.name, "DELETE")
-
-    def _handler_for_record(self, record: ResourceState) -> Resource:
-        return handler_for_record(record, self.runtime)
 
 
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:

@@ -78,6 +78,10 @@ class ResourceState:
     # The builtin type or provider template that implements ``type`` (after the
     # resource registry): what a delete needs when no definition is at hand.
     implementation: str = ""
+    # The rest of the resolved definition: a change to any of it is an update,
+    # as Heat compares whole frozen definitions.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    update_policy: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Cancelled(Exception):

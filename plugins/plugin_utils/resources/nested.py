@@ -33,6 +33,19 @@ class NestedStackResource(Resource):
 
     is_nested_stack = True
 
+    def __init__(self, name: str, runtime: RuntimeContext) -> None:
+        super().__init__(name, runtime)
+        # The recorded state being updated (None on create): groups read their
+        # skip list from it.
+        self.current: ResourceState | None = None
+
+    def bind_current(self, state: ResourceState | None) -> None:
+        self.current = state
+
+    def extra_data(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """What the type keeps in the store beside the child stack's id."""
+        return {}
+
     # -- what subclasses provide ----------------------------------------------------
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
         raise NotImplementedError
@@ -51,6 +64,7 @@ class NestedStackResource(Resource):
         return self._converge(child.id, properties, "CREATE")
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        self.bind_current(current)
         if not current.nested_stack_id:
             return self.handle_create(properties)
         return self._converge(current.nested_stack_id, properties, "UPDATE")
@@ -76,6 +90,8 @@ class NestedStackResource(Resource):
             path=parent_definition.identity.path + (self.name,),
             facade=self._facade(),
         )
+        # Decided before the child changes (a group's skip list reads the members).
+        extra = self.extra_data(properties)
         try:
             definition = StackDefinition(
                 self.child_template(properties),
@@ -90,7 +106,7 @@ class NestedStackResource(Resource):
         if not run.converge(definition, action):
             reason = store.get_stack(child.id).status_reason
             raise self.fail(reason, "Error")
-        return Outcome(child.id, {"nested_stack_id": child.id})
+        return Outcome(child.id, {"nested_stack_id": child.id, **extra})
 
     def _written_type(self) -> str:
         """The type as the parent template wrote it: a nested stack must not see
@@ -291,22 +307,40 @@ class ResourceGroup(GroupResource):
             raise StackValidationFailed(f"{count} is out of range (min: 0, max: None)",
                                         path=f"resources.{self.name}.properties.count")
 
-    def _removed_names(self, properties: Mapping[str, Any]) -> set[str]:
-        names: set[str] = set()
+    def skiplist(self, properties: Mapping[str, Any]) -> set[str]:
+        """Member names never to use (Heat's ``name_blacklist``): names and refs the
+        removal policies list, kept across updates unless the mode is ``update``."""
+        current = self.current
+        kept = set((current.data.get("name_skiplist") if current else None) or [])
+        members = self._member_refs(current)
+        found = set() if properties.get("removal_policies_mode") == "update" else set(kept)
         for policy in properties.get("removal_policies") or []:
-            names.update(str(n) for n in (policy or {}).get("resource_list", []))
-        return names
+            for entry in (policy or {}).get("resource_list", []):
+                name = str(entry)
+                if current is None or name in kept or name in members:
+                    found.add(name)
+                else:  # a reference (get_resource of a member, as in ``refs``)
+                    found.update(n for n, ref in members.items() if ref == name)
+        return found
+
+    def _member_refs(self, current: ResourceState | None) -> dict[str, Any]:
+        if current is None or not current.nested_stack_id:
+            return {}
+        return dict(self.attribute(current, "refs_map") or {})
 
     def member_names(self, properties: Mapping[str, Any]) -> list[str]:
-        """Heat's naming: indexes from 0, skipping names a removal policy took out."""
-        removed = self._removed_names(properties)
+        """Heat's naming: indexes from 0, skipping names on the skip list."""
+        skipped = self.skiplist(properties)
         names: list[str] = []
         index = 0
         while len(names) < int(properties.get("count", 1)):
-            if str(index) not in removed:
+            if str(index) not in skipped:
                 names.append(str(index))
             index += 1
         return names
+
+    def extra_data(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return {"name_skiplist": sorted(self.skiplist(properties))}
 
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
         definition = properties["resource_def"]

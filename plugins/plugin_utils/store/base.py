@@ -78,6 +78,9 @@ class StoredResource:
     requires: tuple[str, ...] = ()
     # Position in the template (creation order), for stable listings.
     position: int = 0
+    # 0 for the live resource; for one that a replacement retired, the revision
+    # that replaced it (kept until an update completes, for rollback).
+    retired_in: int = 0
 
 
 class Store(ABC):
@@ -151,16 +154,26 @@ class Store(ABC):
 
     # -- resources ------------------------------------------------------------------
     @abstractmethod
-    def resources(self, stack_id: str) -> list[StoredResource]: ...
+    def resources(self, stack_id: str) -> list[StoredResource]:
+        """The live resources of a stack, in template order."""
+
+    @abstractmethod
+    def retired_resources(self, stack_id: str) -> list[StoredResource]:
+        """Resources replaced by an update and not deleted yet."""
+
+    @abstractmethod
+    def retire_resource(self, stack_id: str, name: str, revision: int) -> None:
+        """Keep the live row of ``name`` aside as replaced in ``revision``."""
 
     @abstractmethod
     def save_resource(
-        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0
+        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
+        retired_in: int = 0,
     ) -> None:
-        """Insert or replace the row of ``state.name`` in that stack."""
+        """Insert or replace the row of ``state.name`` (live, or retired in a revision)."""
 
     @abstractmethod
-    def delete_resource(self, stack_id: str, name: str) -> None: ...
+    def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None: ...
 
     # -- events ---------------------------------------------------------------------
     @abstractmethod

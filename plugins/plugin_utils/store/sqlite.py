@@ -78,10 +78,13 @@ CREATE TABLE IF NOT EXISTS resources (
     nested_stack_id TEXT,
     deletion_policy TEXT NOT NULL DEFAULT 'Delete',
     implementation TEXT NOT NULL DEFAULT '',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    update_policy TEXT NOT NULL DEFAULT '{}',
     requires TEXT NOT NULL DEFAULT '[]',
     position INTEGER NOT NULL DEFAULT 0,
+    retired_in INTEGER NOT NULL DEFAULT 0,
     updated TEXT NOT NULL,
-    PRIMARY KEY (stack_id, name)
+    PRIMARY KEY (stack_id, name, retired_in)
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -341,35 +344,63 @@ class SqliteStore(Store):
     # -- resources ------------------------------------------------------------------
     def resources(self, stack_id: str) -> list[StoredResource]:
         rows = self._read(
-            "SELECT * FROM resources WHERE stack_id = ? ORDER BY position, name", (stack_id,)
+            "SELECT * FROM resources WHERE stack_id = ? AND retired_in = 0 ORDER BY position, name",
+            (stack_id,),
         )
-        return [
-            StoredResource(
-                stack_id=row["stack_id"],
-                state=ResourceState(
-                    name=row["name"],
-                    type=row["type"],
-                    action=row["action"],
-                    status=row["status"],
-                    status_reason=row["status_reason"],
-                    physical_id=row["physical_id"],
-                    properties=json.loads(row["properties"]),
-                    data=json.loads(row["data"]),
-                    nested_stack_id=row["nested_stack_id"],
-                    deletion_policy=row["deletion_policy"],
-                    implementation=row["implementation"],
-                ),
-                requires=tuple(json.loads(row["requires"])),
-                position=row["position"],
+        return [self._resource(row) for row in rows]
+
+    def retired_resources(self, stack_id: str) -> list[StoredResource]:
+        rows = self._read(
+            "SELECT * FROM resources WHERE stack_id = ? AND retired_in > 0"
+            " ORDER BY retired_in, position, name",
+            (stack_id,),
+        )
+        return [self._resource(row) for row in rows]
+
+    def retire_resource(self, stack_id: str, name: str, revision: int) -> None:
+        with self.transaction():
+            # A resource replaced twice in one revision keeps only its last old self.
+            self._write(
+                "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
+                (stack_id, name, revision),
             )
-            for row in rows
-        ]
+            self._write(
+                "UPDATE resources SET retired_in = ? WHERE stack_id = ? AND name = ?"
+                " AND retired_in = 0",
+                (revision, stack_id, name),
+            )
+
+    @staticmethod
+    def _resource(row: sqlite3.Row) -> StoredResource:
+        return StoredResource(
+            stack_id=row["stack_id"],
+            state=ResourceState(
+                name=row["name"],
+                type=row["type"],
+                action=row["action"],
+                status=row["status"],
+                status_reason=row["status_reason"],
+                physical_id=row["physical_id"],
+                properties=json.loads(row["properties"]),
+                data=json.loads(row["data"]),
+                nested_stack_id=row["nested_stack_id"],
+                deletion_policy=row["deletion_policy"],
+                implementation=row["implementation"],
+                metadata=json.loads(row["metadata"]),
+                update_policy=json.loads(row["update_policy"]),
+            ),
+            requires=tuple(json.loads(row["requires"])),
+            position=row["position"],
+            retired_in=row["retired_in"],
+        )
 
     def save_resource(
-        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0
+        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
+        retired_in: int = 0,
     ) -> None:
         self._write(
-            "INSERT OR REPLACE INTO resources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO resources VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 stack_id,
                 state.name,
@@ -383,14 +414,20 @@ class SqliteStore(Store):
                 state.nested_stack_id,
                 state.deletion_policy,
                 state.implementation,
+                json.dumps(state.metadata),
+                json.dumps(state.update_policy),
                 json.dumps(list(requires)),
                 position,
+                retired_in,
                 utc_now(),
             ),
         )
 
-    def delete_resource(self, stack_id: str, name: str) -> None:
-        self._write("DELETE FROM resources WHERE stack_id = ? AND name = ?", (stack_id, name))
+    def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None:
+        self._write(
+            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
+            (stack_id, name, retired_in),
+        )
 
     # -- events ---------------------------------------------------------------------
     def add_event(

@@ -97,7 +97,7 @@ def test_independent_resources_run_at_the_same_time(store, tmp_path):
         for i in range(20)
     )
     result = apply(store, tmp_path, "heat_template_version: 2018-08-31\nresources:\n" + resources)
-    statuses = [status for name, _, status in events(result) if name != "s"]
+    statuses = [status for name, _action, status in events(result) if name != "s"]
     # All twenty were started before the first one finished.
     assert statuses[:20] == ["IN_PROGRESS"] * 20
 
@@ -136,7 +136,7 @@ def test_rerun_after_a_fix_keeps_what_succeeded(store, tmp_path):
     ok_id = next(r["physical_id"] for r in first["resources"] if r["name"] == "ok")
     fixed = apply(store, tmp_path, FAILING, parameters={"fail": False})
     assert fixed["stack_status"] == "UPDATE_COMPLETE", fixed["stack_status_reason"]
-    touched = {name for name, _, _ in events(fixed)}
+    touched = {event[0] for event in events(fixed)}
     assert "ok" not in touched and {"bad", "after"} <= touched
     assert next(r["physical_id"] for r in fixed["resources"] if r["name"] == "ok") == ok_id
     assert fixed["revision"] == 2
@@ -192,7 +192,7 @@ def test_resource_chain_runs_in_order_unless_concurrent(store, tmp_path):
           refs: {value: {get_attr: [chain, refs]}}
         """
     result = apply(store, tmp_path, chain, nested_depth=1)
-    member_events = [(n, s) for n, _, s in events(result) if n.startswith("chain/")]
+    member_events = [(n, s) for n, _action, s in events(result) if n.startswith("chain/")]
     assert member_events == [
         ("chain/0", "IN_PROGRESS"), ("chain/0", "COMPLETE"),
         ("chain/1", "IN_PROGRESS"), ("chain/1", "COMPLETE"),

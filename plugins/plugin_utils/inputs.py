@@ -1,0 +1,163 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What an apply starts from: template, files, environments and parameters.
+
+Read from files for a full update, or from the last revision for a PATCH update
+(``existing: true``), and recorded in each revision.  Hidden parameter values are
+never recorded: only a salted digest, so a change can still be told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .environment import (
+    EMPTY_ENVIRONMENT,
+    Environment,
+    load_environment,
+    merge_environments,
+    parse_environment,
+)
+from .errors import StackValidationFailed, TemplateError
+from .store.base import RevisionRecord
+from .template.loader import TemplateSource, decode, load_template, load_yaml
+
+HIDDEN_MARK = "__hidden_sha256__"
+
+
+@dataclass(frozen=True)
+class LoadedInputs:
+    source: TemplateSource
+    environment: Environment
+    files: dict[str, str]
+    # Each environment as (its file name, its text): what a PATCH re-reads.
+    environment_texts: tuple[tuple[str, str], ...]
+
+
+def load_inputs(template: str, environment_paths: Sequence[str]) -> LoadedInputs:
+    """Read the template, its files and the environment files (merged in order)."""
+    source = load_template(template)
+    environments: list[Environment] = []
+    files: dict[str, str] = dict(source.files)
+    texts: list[tuple[str, str]] = []
+    for path in environment_paths:
+        environment, provider_paths = load_environment(path)
+        environments.append(environment)
+        files.update(_provider_files(path, provider_paths))
+        with open(path, "rb") as handle:
+            texts.append((path, decode(handle.read(), path)))
+    merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
+    return LoadedInputs(source, merged, files, tuple(texts))
+
+
+def _provider_files(env_path: str, provider_paths: Mapping[str, str]) -> dict[str, str]:
+    """Provider templates an environment maps types to (keyed as written there),
+    with the files they reference in turn."""
+    files: dict[str, str] = {}
+    for key, path in provider_paths.items():
+        if "://" in path:
+            raise TemplateError(
+                f"provider template {key!r} is a URL: only files next to the environment are allowed",
+                source=env_path, path="resource_registry",
+            )
+        provider = load_template(path)
+        files.update(provider.files)
+        with open(path, "rb") as handle:
+            files[key] = decode(handle.read(), path)
+    return files
+
+
+def patched_inputs(
+    last: RevisionRecord, template: str | None, environment_paths: Sequence[str]
+) -> LoadedInputs:
+    """A PATCH update: the stored template unless a new one is given; the stored
+    environments with the new ones merged on top (Heat's ``existing: true``)."""
+    stored = last.definition
+    if template:
+        fresh = load_inputs(template, environment_paths)
+        source, files = fresh.source, {**stored.get("files", {}), **fresh.files}
+    else:
+        fresh = load_inputs_from_envs(environment_paths)
+        files = {**stored.get("files", {}), **fresh.files}
+        source = TemplateSource(stored["template_path"], stored["template"], files)
+    texts = tuple((name, text) for name, text in stored.get("environment", [])) + fresh.environment_texts
+    environments = [parse_environment(load_yaml(text, name), name) for name, text in texts]
+    merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
+    return LoadedInputs(source, merged, files, texts)
+
+
+def load_inputs_from_envs(environment_paths: Sequence[str]) -> LoadedInputs:
+    """Only environments (a PATCH that keeps the stored template)."""
+    files: dict[str, str] = {}
+    texts: list[tuple[str, str]] = []
+    for path in environment_paths:
+        provider_paths = load_environment(path)[1]
+        files.update(_provider_files(path, provider_paths))
+        with open(path, "rb") as handle:
+            texts.append((path, decode(handle.read(), path)))
+    empty = TemplateSource("", {}, {})
+    return LoadedInputs(empty, EMPTY_ENVIRONMENT, files, tuple(texts))
+
+
+def patched_parameters(
+    last: RevisionRecord, given: Mapping[str, Any], clear: Sequence[str]
+) -> dict[str, Any]:
+    """The stored parameters, less the cleared ones, with the given ones on top.
+
+    A hidden value is not in the store: it must be given again."""
+    stored = dict(last.definition.get("parameters", {}))
+    for name in clear:
+        stored.pop(name, None)
+    merged = {**stored, **given}
+    missing = sorted(n for n, v in merged.items() if _is_hidden_mark(v))
+    if missing:
+        raise StackValidationFailed(
+            "hidden parameters are not kept in the store, give them again with "
+            f"existing: true: {', '.join(missing)}"
+        )
+    return merged
+
+
+def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any]) -> str:
+    """Identifies a definition: equal digests, equal stacks (re-runs change nothing)."""
+    document = {
+        "template": inputs.source.data,
+        "files": inputs.files,
+        "environment": inputs.environment_texts,
+        "parameters": parameters,
+    }
+    canonical = json.dumps(document, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def recorded_definition(
+    inputs: LoadedInputs, given: Mapping[str, Any], effective: Mapping[str, Any],
+    hidden: frozenset[str], salt: str,
+) -> dict[str, Any]:
+    """The revision's copy of the definition; hidden values only as digests."""
+    return {
+        "template_path": inputs.source.path,
+        "template": inputs.source.data,
+        "files": inputs.files,
+        "environment": [list(pair) for pair in inputs.environment_texts],
+        "parameters": _masked(given, hidden, salt),
+        "effective_parameters": _masked(effective, hidden, salt),
+    }
+
+
+def _masked(values: Mapping[str, Any], hidden: frozenset[str], salt: str) -> dict[str, Any]:
+    return {k: hidden_digest(salt, k, v) if k in hidden else v for k, v in values.items()}
+
+
+def hidden_digest(salt: str, name: str, value: Any) -> dict[str, str]:
+    """What the store keeps of a hidden value: enough to tell it changed."""
+    text = json.dumps([salt, name, value], sort_keys=True, default=str)
+    return {HIDDEN_MARK: hashlib.sha256(text.encode()).hexdigest()}
+
+
+def _is_hidden_mark(value: Any) -> bool:
+    return isinstance(value, Mapping) and HIDDEN_MARK in value

@@ -1,0 +1,316 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The update preview: what applying a definition would do to each resource, and why.
+
+Resources are visited in dependency order.  Each one's properties are resolved
+with the recorded state of the resources it reads; a value read from a resource
+that will itself change is not known yet, so it counts as changed (and the reason
+says which resource it comes from).  A changed property that the type cannot
+update in place means a replacement, as in Heat.  Nested stacks are previewed
+inside, and their resources named ``parent/child``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdentity, handler_for
+from .errors import HotplayError
+from .functions.base import resolve
+from .graph import topological_order
+from .resources.base import Resource, ResourceState
+from .resources.properties import UNKNOWN, validate_properties
+from .store.base import StackRecord, Store, utc_now
+
+PLAN_KEYS = ("added", "deleted", "replaced", "updated", "unchanged")
+
+
+@dataclass(frozen=True)
+class Change:
+    """What the plan does to one resource."""
+
+    path: str  # "web", or "group/0/server" inside nested stacks
+    action: str  # one of PLAN_KEYS
+    type: str
+    reason: str = ""
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+    restricted: bool = False  # the environment restricts this action (Heat)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def destructive(self) -> bool:
+        return self.action in ("deleted", "replaced")
+
+
+@dataclass
+class Plan:
+    changes: list[Change] = field(default_factory=list)
+
+    def by_action(self) -> dict[str, list[str]]:
+        """Heat's preview keys, each a list of resource paths."""
+        grouped: dict[str, list[str]] = {key: [] for key in PLAN_KEYS}
+        for change in self.changes:
+            grouped[change.action].append(change.path)
+        return grouped
+
+    def as_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = dict(self.by_action())
+        result["reasons"] = {c.path: c.reason for c in self.changes if c.action != "unchanged"}
+        return result
+
+    @property
+    def changes_anything(self) -> bool:
+        return any(change.action != "unchanged" for change in self.changes)
+
+    def top_level(self) -> dict[str, Change]:
+        return {c.path: c for c in self.changes if "/" not in c.path}
+
+
+def plan_nodes(plan: Plan) -> list[Any]:
+    """Graph nodes coloured by what the plan does to each resource."""
+    from .render import GraphNode
+
+    return [GraphNode(c.path, c.type, c.action) for c in plan.changes]
+
+
+def plan_id(stack: StackRecord | None, store: Store, definition_digest: str) -> str:
+    """Identifies 'this stored state + this definition': an apply given a plan id
+    refuses when either changed since the preview."""
+    digest = hashlib.sha256(definition_digest.encode())
+    if stack is not None:
+        digest.update(f"{stack.id}:{stack.revision}:{stack.stack_status}".encode())
+        for line in _state_lines(store, stack.id):
+            digest.update(line.encode())
+    return digest.hexdigest()[:32]
+
+
+def _state_lines(store: Store, stack_id: str) -> Iterable[str]:
+    for stored in store.resources(stack_id):
+        state = stored.state
+        yield json.dumps([state.name, state.action, state.status, state.physical_id,
+                          state.properties], sort_keys=True, default=str)
+        if state.nested_stack_id:
+            yield from _state_lines(store, state.nested_stack_id)
+
+
+def preview(store: Store, stack: StackRecord | None, definition: StackDefinition) -> Plan:
+    """The plan of applying ``definition`` to ``stack`` (None: a new stack)."""
+    from .stack_run import StackRun  # the runtime handlers read the store through
+
+    record = stack or _unsaved_stack(definition.identity)
+    run = StackRun(store, record, lambda event: None)
+    run.definition = definition
+    plan = Plan()
+    _Previewer(run, definition, "", plan).walk()
+    return plan
+
+
+def preview_delete(store: Store, stack: StackRecord) -> Plan:
+    """The plan of deleting a stack: every recorded resource, nested ones too."""
+    plan = Plan()
+    _deleted_tree(store, stack.id, "", plan, "the stack is deleted")
+    return plan
+
+
+def _unsaved_stack(identity: StackIdentity) -> StackRecord:
+    now = utc_now()
+    return StackRecord(identity.id, identity.name, "INIT", "COMPLETE", "", now, now)
+
+
+class _Previewer:
+    """Plans one stack of the tree (nested stacks get their own)."""
+
+    def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan) -> None:
+        self.stack_run = stack_run
+        self.store: Store = stack_run.store
+        self.definition = definition
+        self.prefix = prefix
+        self.plan = plan
+        self.records: dict[str, ResourceState] = dict(stack_run.records)
+        self.actions: dict[str, str] = {}
+        self.handlers: dict[str, Resource] = {}
+        self.read_pending: set[str] = set()
+
+    def walk(self) -> None:
+        scope = self.definition.scope
+        scope.live, scope.on_unknown = self._live, self.read_pending.add
+        try:
+            for name in topological_order(self.definition.requires_graph()):
+                self._plan(name)
+            for name, state in self.records.items():
+                if name not in self.definition.resources:
+                    where = "the nested stack's definition" if self.prefix else "the template"
+                    self._deleted(name, state, f"removed from {where}")
+        finally:
+            scope.on_unknown = lambda name: None
+
+    # -- what other resources see --------------------------------------------------
+    def _live(self, name: str) -> Any:
+        action = self.actions.get(name)
+        handler = self.handlers.get(name)
+        if action is None or handler is None:
+            return None
+        state = self.records.get(name)
+        if action == "unchanged":
+            return state, handler
+        return Pending(state, handler, keeps_id=action == "updated")
+
+    # -- one resource -------------------------------------------------------------------
+    def _plan(self, name: str) -> None:
+        defn = self.definition.resources[name]
+        handler = handler_for(defn, self.stack_run.runtime)
+        self.handlers[name] = handler
+        record = self.records.get(name)
+        after, unknown = self._properties(defn, handler)
+        action, reason = self._decide(defn, handler, record, after, unknown)
+        self.actions[name] = action
+        path = self.prefix + name
+        restricted = (action == "updated" and "update" in defn.restricted_actions) or (
+            action == "replaced" and "replace" in defn.restricted_actions)
+        before = dict(record.properties) if record and action != "added" else None
+        self.plan.changes.append(Change(path, action, defn.type, reason, before,
+                                        _shown(after, unknown), restricted))
+        self._plan_inside(name, defn, handler, record, action, after, unknown)
+
+    def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
+        """Resolved properties, and for each not known yet the resources it reads."""
+        values: dict[str, Any] = {}
+        unknown: dict[str, set[str]] = {}
+        for key, snippet in (defn.properties or {}).items():
+            self.read_pending.clear()
+            try:
+                value = resolve(snippet)
+            except (HotplayError, TypeError, ValueError, KeyError, AttributeError):
+                value = UNKNOWN  # it reads something not known yet
+            if self.read_pending or value is UNKNOWN:
+                unknown[key] = set(self.read_pending)
+                value = UNKNOWN
+            values[key] = value
+        if getattr(handler, "check_properties", None) is not None:
+            return values, unknown
+        try:
+            checked = validate_properties(type(handler), values, f"resources.{defn.name}.properties",
+                                          partial=True)
+        except HotplayError:
+            checked = values  # the apply reports it; the plan still shows the change
+        return checked, unknown
+
+    def _decide(self, defn: Any, handler: Resource, record: ResourceState | None,
+                after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> tuple[str, str]:
+        if record is None or record.action == "INIT" or (
+                record.action == "DELETE" and record.status == "COMPLETE"):
+            return "added", "new resource"
+        if defn.external_id is not None:
+            return "unchanged", ""
+        if record.implementation != defn.implementation or record.type != defn.type:
+            return "replaced", f"type changed from {record.type} to {defn.type}"
+        if record.status != "COMPLETE":
+            state = f"{record.action}_{record.status}"
+            if handler.needs_replace_failed(record):
+                return "replaced", f"the resource is {state}"
+            return "updated", f"the resource is {state}"
+        changed = [k for k in sorted(set(after) | set(record.properties))
+                   if k in unknown or after.get(k) != record.properties.get(k)]
+        other = self._definition_changes(defn, record)
+        if not changed and not other:
+            return "unchanged", ""
+        described = ", ".join(_describe(k, unknown, self.actions) for k in changed)
+        replace = handler.replacement_reason(record.properties, after) if changed else None
+        if replace is not None:
+            return "replaced", f"{replace} ({described})" if described else replace
+        parts = ([f"properties changed: {described}"] if changed else []) + other
+        return "updated", "; ".join(parts)
+
+    def _definition_changes(self, defn: Any, record: ResourceState) -> list[str]:
+        found = []
+        try:
+            if resolve(defn.metadata) != dict(record.metadata):
+                found.append("metadata changed")
+            if resolve(defn.update_policy) != dict(record.update_policy):
+                found.append("update_policy changed")
+        except (HotplayError, TypeError, ValueError, KeyError):
+            found.append("metadata may change")
+        if defn.deletion_policy != record.deletion_policy:
+            found.append(f"deletion_policy changed to {defn.deletion_policy}")
+        return found
+
+    # -- nested stacks --------------------------------------------------------------------
+    def _plan_inside(self, name: str, defn: Any, handler: Resource, record: ResourceState | None,
+                     action: str, after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
+        if not handler.is_nested_stack:
+            return
+        prefix = f"{self.prefix}{name}/"
+        if action == "replaced" and record is not None and record.nested_stack_id:
+            _deleted_tree(self.store, record.nested_stack_id, prefix, self.plan, "its parent is replaced")
+        if unknown:
+            return  # what the child gets is known only after apply
+        child_stack = None
+        if action in ("updated", "unchanged") and record is not None and record.nested_stack_id:
+            child_stack = self.store.get_stack(record.nested_stack_id)
+        handler.bind_current(record if action != "added" else None)
+        child = self._child_definition(name, handler, after, child_stack)
+        if child is None:
+            return
+        from .stack_run import StackRun
+
+        record_for_child = child_stack or _unsaved_stack(child.identity)
+        run = StackRun(self.store, record_for_child, lambda event: None,
+                       path=self.stack_run.path + (name,))
+        run.definition = child
+        _Previewer(run, child, prefix, self.plan).walk()
+
+    def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
+                          child_stack: StackRecord | None) -> StackDefinition | None:
+        parent = self.definition
+        identity = StackIdentity(
+            name=child_stack.name if child_stack else f"{parent.identity.name}-{name}",
+            id=child_stack.id if child_stack else f"{parent.identity.id}/{name}",
+            project_id=parent.identity.project_id,
+            path=parent.identity.path + (name,),
+            facade={},
+        )
+        try:
+            return StackDefinition(
+                handler.child_template(after), parent.environment.for_nested(name, parent.resources[name].type),
+                handler.child_parameters(after), identity, files=parent.files,
+            )
+        except HotplayError:
+            return None  # the apply will report it where it happens
+
+    def _deleted(self, name: str, state: ResourceState, reason: str) -> None:
+        self.plan.changes.append(Change(self.prefix + name, "deleted", state.type, reason,
+                                        dict(state.properties), None))
+        if state.nested_stack_id:
+            _deleted_tree(self.store, state.nested_stack_id, f"{self.prefix}{name}/", self.plan,
+                          "its parent is deleted")
+
+
+def _deleted_tree(store: Store, stack_id: str, prefix: str, plan: Plan, reason: str) -> None:
+    for stored in store.resources(stack_id):
+        state = stored.state
+        plan.changes.append(Change(prefix + state.name, "deleted", state.type, reason,
+                                   dict(state.properties), None))
+        if state.nested_stack_id:
+            _deleted_tree(store, state.nested_stack_id, f"{prefix}{state.name}/", plan, reason)
+
+
+def _describe(key: str, unknown: Mapping[str, set[str]], actions: Mapping[str, str]) -> str:
+    if key not in unknown:
+        return key
+    sources = sorted(unknown[key])
+    if not sources:
+        return f"{key} (known after apply)"
+    said = ", ".join(f"{n}, which will be {actions.get(n, 'changed')}" for n in sources)
+    return f"{key} (reads {said})"
+
+
+def _shown(after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> dict[str, Any]:
+    return {k: (KNOWN_AFTER_APPLY if k in unknown else v) for k, v in after.items()}

@@ -1,0 +1,135 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read-only views of the store, as task results show them: resources and events
+named by their path from the top stack (``group/0/server``), stacks, revisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import StackNotFound
+from .stack_run import Event
+from .store.base import StackRecord, Store
+
+
+def describe_stack(
+    store: Store, name: str, nested_depth: int = 0, with_events: bool = True, graph: str = ""
+) -> dict[str, Any]:
+    """What ``stack_info`` shows of one stack."""
+    stack = store.find_stack(name)
+    if stack is None:
+        raise StackNotFound(f"The Stack ({name}) could not be found.")
+    revisions = store.revisions(stack.id)
+    parameters = revisions[-1].definition.get("effective_parameters", {}) if revisions else {}
+    info: dict[str, Any] = {
+        **summarize_stack(stack),
+        "outputs": dict(stack.outputs),
+        "output_errors": dict(stack.output_errors),
+        "parameters": {k: ("******" if isinstance(v, dict) and _hidden(v) else v)
+                       for k, v in parameters.items()},
+        "resources": list_resources(store, stack.id, nested_depth),
+        "revisions": [
+            {"revision": r.revision, "action": r.action, "status": r.status,
+             "status_reason": r.status_reason, "created": r.created}
+            for r in revisions
+        ],
+    }
+    if with_events:
+        info["events"] = list_events(store, stack.id, nested_depth)
+    if graph:
+        info["graph"] = state_graph(store, stack.id, nested_depth, graph)
+    return info
+
+
+def state_graph(store: Store, stack_id: str, nested_depth: int, fmt: str) -> str:
+    """The recorded dependency graph, coloured by each resource's state."""
+    from .render import GraphNode, render
+
+    nodes: list[GraphNode] = []
+    requires: dict[str, list[str]] = {}
+    _graph_of(store, stack_id, nested_depth, "", nodes, requires)
+    return render(nodes, requires, fmt)
+
+
+def _graph_of(store: Store, stack_id: str, depth: int, prefix: str, nodes: list[Any],
+              requires: dict[str, list[str]]) -> None:
+    from .render import GraphNode
+
+    for stored in store.resources(stack_id):
+        state = stored.state
+        path = prefix + state.name
+        nodes.append(GraphNode(path, state.type, state.status if state.action != "INIT" else "INIT"))
+        requires[path] = [prefix + needed for needed in stored.requires]
+        if state.nested_stack_id and depth > 0:
+            _graph_of(store, state.nested_stack_id, depth - 1, f"{path}/", nodes, requires)
+
+
+def _hidden(value: dict[str, Any]) -> bool:
+    from .inputs import HIDDEN_MARK
+
+    return HIDDEN_MARK in value
+
+
+def summarize_stack(stack: StackRecord) -> dict[str, Any]:
+    return {
+        "name": stack.name, "id": stack.id, "status": stack.stack_status,
+        "status_reason": stack.status_reason, "created": stack.created,
+        "updated": stack.updated, "revision": stack.revision,
+    }
+
+
+def list_resources(
+    store: Store, stack_id: str, nested_depth: int, parent: str = ""
+) -> list[dict[str, Any]]:
+    """Resources of a stack, nested ones (down to ``nested_depth``) after their parent."""
+    listed: list[dict[str, Any]] = []
+    for stored in store.resources(stack_id):
+        state = stored.state
+        path = f"{parent}/{state.name}" if parent else state.name
+        entry: dict[str, Any] = {
+            "name": path, "type": state.type, "status": f"{state.action}_{state.status}",
+            "status_reason": state.status_reason, "physical_id": state.physical_id,
+        }
+        if parent:
+            entry["parent"] = parent
+        listed.append(entry)
+        if state.nested_stack_id and nested_depth > 0:
+            listed.extend(list_resources(store, state.nested_stack_id, nested_depth - 1, path))
+    return listed
+
+
+def list_events(store: Store, stack_id: str, nested_depth: int) -> list[dict[str, Any]]:
+    """Recorded events of a stack and its nested stacks (down to ``nested_depth``),
+    in the order they happened."""
+    found = _stack_events(store, stack_id, nested_depth, ())
+    return [event_dict(event) for event in sorted(found, key=lambda e: e.record.id)]
+
+
+def _stack_events(store: Store, stack_id: str, depth: int, path: tuple[str, ...]) -> list[Event]:
+    stack = store.get_stack(stack_id)
+    found = [
+        Event(record, path) for record in store.events(stack_id)
+        # A nested stack's own events repeat its parent resource's.
+        if not (path and record.resource_name == stack.name)
+    ]
+    if depth > 0:
+        for stored in store.resources(stack_id):
+            child_id = stored.state.nested_stack_id
+            if child_id:
+                found += _stack_events(store, child_id, depth - 1, path + (stored.state.name,))
+    return found
+
+
+def event_dict(event: Event) -> dict[str, Any]:
+    record = event.record
+    entry: dict[str, Any] = {
+        "resource_name": event.resource_name,
+        "action": record.action,
+        "status": record.status,
+        "reason": record.reason,
+        "physical_id": record.physical_id,
+        "time": record.time,
+    }
+    if event.path:
+        entry["parent"] = "/".join(event.path)
+    return entry
