@@ -31,6 +31,7 @@ class PlaybookRun:
     rc: int
     stdout: str
     results: dict[str, Any]
+    stderr: str = ""
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def run_tasks(tmp_path: Path, store_url: str):
         playbook.write_text(yaml.safe_dump(play, sort_keys=False))
         completed = run_playbook(playbook, tmp_path, env)
         results = json.loads(dump.read_text()) if dump.exists() else {}
-        return PlaybookRun(completed.returncode, completed.stdout, results)
+        return PlaybookRun(completed.returncode, completed.stdout, results, completed.stderr)
 
     return run
 
