@@ -31,6 +31,21 @@ description:
   - One line per resource action is shown as it happens.
   - A second apply of the same stack while one is running fails at once, naming
     the holder of the stack's lock.
+  - Updates follow Heat's rules. A resource is replaced when a changed property
+    cannot be updated in place, when its type changed, or when its last action
+    failed (a nested stack is converged again instead). A replacement creates the
+    new resource first; the old one is deleted only after the whole update has
+    succeeded.
+  - Before anything is written, the task computes the update plan (RV(plan)) and
+    checks the refusals; a refused update fails with C(changed=false), writes
+    nothing and leaves the stack as it was. The refusals are a changed
+    C(immutable) parameter, an action forbidden by the environment's
+    C(restricted_actions) (see O(on_restricted)), a deletion or replacement of a
+    resource protected by O(prevent_destroy), and a stale O(plan_id).
+  - In check mode the task previews the update (RV(plan), with a warning for each
+    resource that would be deleted or replaced) and writes nothing.
+  - See C(docs/updates.md) in the collection for the update rules, the preview,
+    reviewed plans and the guard rails.
 options:
   name:
     description:
@@ -54,7 +69,8 @@ options:
         directory).
       - Files that the template references (C(get_file), provider templates) are
         looked up relative to the template's directory.
-      - Required when O(state=present).
+      - Required when O(state=present), except for a PATCH update (O(existing=true))
+        of a stack that exists, which keeps the stored template when none is given.
     type: path
   environment:
     description:
@@ -68,8 +84,36 @@ options:
     description:
       - Values for the template's parameters. They override C(parameters) and
         C(parameter_defaults) from the environment files.
+      - With O(existing=true), they are merged on top of the parameters the stack
+        was last applied with.
     type: dict
     default: {}
+  existing:
+    description:
+      - V(true) makes a PATCH update, as C(openstack stack update --existing) in
+        Heat, which starts from the stack's stored definition rather than from files only.
+      - The stored template is kept unless O(template) is given; the stored
+        environment files are kept and those in O(environment) are applied on top
+        of them; the parameters given when the stack was last applied are kept,
+        less those in O(clear_parameters), and O(parameters) override them.
+      - Values of C(hidden) parameters are never stored, only a digest of them. A
+        hidden parameter that was given before must be given again in
+        O(parameters), or named in O(clear_parameters); otherwise the task fails
+        with the message C(hidden parameters are not kept in the store, ...)
+        naming them.
+      - When the stack does not exist, O(template) is required and the stack is
+        created from it as with O(existing=false).
+    type: bool
+    default: false
+  clear_parameters:
+    description:
+      - With O(existing=true), names of stored parameters to forget, so that they
+        take their value from the environment files or the template's default
+        again, as C(openstack stack update --clear-parameter).
+      - Ignored when O(existing=false).
+    type: list
+    elements: str
+    default: []
   nested_depth:
     description:
       - How many levels of nested stacks (for example C(OS::Heat::ResourceGroup)
@@ -79,6 +123,76 @@ options:
         C(group/0/server), and has a C(parent) key.
     type: int
     default: 0
+  plan_id:
+    description:
+      - Apply only the plan that was reviewed. Pass the RV(plan_id) returned by a
+        preview (a check mode run of this task with the same options).
+      - The update goes ahead only when applying the same template, environment
+        files and parameters to the stack as it is now gives the same plan id;
+        when the stack or the definition changed since the preview, the task is
+        refused (it fails and changes nothing) with a message that starts with
+        C(The reviewed plan <id> is stale) and gives the current plan id.
+      - A plan id is used once. After it has been applied the stack has moved on,
+        so running the same task again with the same O(plan_id) is refused as
+        stale rather than reported unchanged.
+      - Only for O(state=present).
+    type: str
+  prevent_destroy:
+    description:
+      - Patterns (shell-style, as Python's C(fnmatch), case-sensitive) matched
+        against the path of each resource (C(server), or C(group/0/server) inside
+        nested stacks) and against its type (C(OS::Nova::*)).
+      - When the plan deletes or replaces a resource that matches, the task fails
+        before any change with a message that starts with C(Refusing to apply) and
+        lists each such resource, its type, what would happen to it and why.
+      - In-place updates of matching resources are allowed.
+      - Only for O(state=present); O(state=absent) deletes the stack regardless.
+    type: list
+    elements: str
+    default: []
+  on_restricted:
+    description:
+      - What to do when the plan updates or replaces a resource whose
+        C(restricted_actions) in the environment's C(resource_registry) forbid
+        it (C(update) or C(replace)).
+      - 'V(fail) refuses as Heat does, before any change, naming the first such
+        resource in Heat''s words, for example C(UPDATE_FAILED: Resource UPDATE failed:
+        ResourceActionRestricted: resources.database: replace is restricted for resource.)'
+      - V(skip) leaves those resources as they are and applies the rest of the
+        update. RV(plan) still lists them with the change that was skipped.
+    type: str
+    choices: [fail, skip]
+    default: fail
+  timeout:
+    description:
+      - Time limit of the create or update, in seconds (Heat's C(timeout_mins) is
+        in minutes); V(0) means no limit.
+      - When it is reached no further resource starts, resources in progress are
+        aborted and marked C(<ACTION>_FAILED) with the reason
+        "C(<ACTION>) aborted (Timed out)", resources that never started are
+        recorded as C(INIT_COMPLETE), and the stack ends C(CREATE_FAILED) or
+        C(UPDATE_FAILED) with the reason C(Timed out); the task fails.
+      - Running the task again continues from there. Completed resources are kept,
+        failed ones are replaced (nested stacks are converged again).
+      - Applies to O(state=present) only; a deletion has no time limit.
+      - Whatever O(timeout) is, interrupting C(ansible-playbook) (SIGTERM, as an
+        AWX job cancel sends, or SIGINT, Ctrl-C) stops a create, update or delete
+        in the same way, with the reason C(Interrupted by SIGTERM) or
+        C(Interrupted by SIGINT) recorded in the store.
+    type: int
+    default: 0
+  graph:
+    description:
+      - Also return the stack's dependency graph as RV(graph), each resource
+        coloured by what the plan does to it (added, updated, replaced, deleted,
+        unchanged). Resources of nested stacks are shown under their parent.
+      - V(dot) is Graphviz source, V(mermaid) a Mermaid flowchart (rendered by
+        GitLab, GitHub and many wikis), V(svg) an image made by Graphviz's C(dot)
+        command, which must be installed on the controller (otherwise the task
+        fails saying so).
+      - Only for O(state=present).
+    type: str
+    choices: [dot, mermaid, svg]
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -86,14 +200,28 @@ extends_documentation_fragment:
   - hotplay.stacks.attributes.controller
 attributes:
   check_mode:
-    support: none
+    support: full
     details:
-      - An update preview in check mode is planned; until then the task is skipped
-        in check mode.
+      - Check mode is the update preview. It reports RV(plan) and RV(plan_id),
+        warns for each resource the update would delete or replace, and writes
+        nothing to the store.
+      - With O(state=absent), RV(plan) lists every resource that would be deleted.
+      - The refusals are checked in check mode too, so a preview fails where the
+        apply would.
   diff_mode:
-    support: none
+    support: full
+    details:
+      - One diff per resource that is added, updated, replaced or deleted, with its
+        properties before and after. A value that is known only once the update
+        runs (read from a resource that changes) is shown as
+        "(known after apply)".
   idempotent:
     support: full
+    details:
+      - With O(plan_id), a second run is refused as stale (the plan id was made for
+        the stack as it was before the first run).
+      - With O(on_restricted=skip), a second run reports no change although the
+        skipped resources still differ from the definition.
 notes:
   - Resource types use Heat's names (C(OS::Heat::TestResource),
     C(OS::Heat::ResourceGroup), ...) with Heat's properties and attributes; types
@@ -149,6 +277,104 @@ EXAMPLES = r"""
   hotplay.stacks.stack:
     name: web
     state: absent
+
+- name: Preview an update without changing anything
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    parameters:
+      server_count: 4
+  check_mode: true
+  register: web_preview
+
+- name: Show what the update would do to each resource, and why
+  ansible.builtin.debug:
+    msg:
+      - "replaced: {{ web_preview.plan.replaced }}"
+      - "deleted: {{ web_preview.plan.deleted }}"
+      - "{{ web_preview.plan.reasons }}"
+
+# Review in one job, apply exactly the reviewed plan in the next one (for
+# example two AWX job templates in a workflow, with an approval node between).
+# First job: the preview, run in check mode; set_stats hands the plan id on.
+- name: Preview the update
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    parameters:
+      server_count: 4
+  check_mode: true
+  register: web_preview
+
+- name: Pass the plan id to the next job of the workflow
+  ansible.builtin.set_stats:
+    data:
+      web_plan_id: "{{ web_preview.plan_id }}"
+
+# Second job: the same task with the reviewed plan id; it is refused as stale
+# when the stack or the definition changed since the preview.
+- name: Apply the reviewed plan
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    parameters:
+      server_count: 4
+    plan_id: "{{ web_plan_id }}"
+
+- name: Change one parameter of a stack, keeping its template, environments and other parameters (PATCH)
+  hotplay.stacks.stack:
+    name: web
+    existing: true
+    parameters:
+      flavor: m1.large
+      db_password: "{{ vault_db_password }}"  # hidden parameters must be given again
+
+- name: Forget a parameter so that it takes its default again
+  hotplay.stacks.stack:
+    name: web
+    existing: true
+    clear_parameters:
+      - flavor
+    parameters:
+      db_password: "{{ vault_db_password }}"
+
+- name: Fail before any change if the update would delete or replace a database or a volume
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    prevent_destroy:
+      - database
+      - "OS::Cinder::*"
+
+- name: Leave resources whose update the environment restricts as they are, update the rest
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    environment:
+      - "{{ playbook_dir }}/environments/restricted.yaml"
+    on_restricted: skip
+
+- name: Give up after 10 minutes (run the task again to continue)
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    timeout: 600
+
+- name: Preview with a Mermaid graph of the changes, for a merge request
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    graph: mermaid
+  check_mode: true
+  register: web_preview
+
+- name: Write the graph next to the playbook
+  ansible.builtin.copy:
+    content: "{{ web_preview.graph }}"
+    dest: "{{ playbook_dir }}/web-plan.mmd"
+    mode: "0644"
+  delegate_to: localhost
+  check_mode: false
 """
 
 RETURN = r"""
@@ -188,7 +414,10 @@ resources:
   description:
     - The stack's resources, with nested ones down to O(nested_depth), each
       nested one after its parent.
-    - Empty when the task failed before the stack existed.
+    - In check mode and when the update was refused, the resources as they are
+      stored, before the update.
+    - Empty when the task failed before the stack existed, and in check mode for
+      a stack that does not exist yet.
   returned: always
   type: list
   elements: dict
@@ -229,7 +458,8 @@ events:
     - The events produced by this task run, in the order they happened, with
       nested ones down to O(nested_depth).
     - Events about the stack itself use the stack's name as C(resource_name).
-    - Empty when the task failed before the stack existed.
+    - Empty when the task failed before the stack existed, in check mode, when
+      nothing changed and when the update was refused.
   returned: always
   type: list
   elements: dict
@@ -268,13 +498,123 @@ parameters:
   description:
     - The parameter values the stack was applied with, after defaults and
       environment files; values of C(hidden) parameters are shown as C(******).
-    - Empty when the task failed before the stack existed.
+    - In check mode and when the update was refused, the values the update would
+      apply.
+    - Empty when the task failed before the stack existed, and after a deletion.
   returned: always
   type: dict
   sample: {"server_count": 3, "flavor": "m1.small", "db_password": "******"}
 revision:
-  description: Number of the stack's revision recorded by this run (or the current one when nothing changed).
+  description:
+    - Number of the stack's revision recorded by this run (or the current one when
+      nothing changed, in check mode and when the update was refused).
   returned: when the stack exists
   type: int
   sample: 4
+plan:
+  description:
+    - What the update does (in check mode, would do) to each resource, computed
+      before anything is written. Each key is a list of resource paths in the
+      order the plan visits them (dependency order, the resources of a nested
+      stack right after its parent, removed resources last); resources of nested
+      stacks are included at every depth, named by their path from the top stack
+      (C(member/inner), C(group/2)), whatever O(nested_depth) is.
+    - For a real run, the plan that was applied. A re-run with nothing to do lists
+      every resource as C(unchanged).
+    - With O(state=absent) in check mode, every resource of the stack under
+      C(deleted).
+    - A resource whose update O(on_restricted=skip) leaves alone is still listed
+      with the change that was skipped.
+  returned: >-
+    with O(state=present), when the template, environment files and parameters are
+    valid (also when the update is refused); with O(state=absent) in check mode,
+    when the stack exists
+  type: dict
+  contains:
+    added:
+      description: Resources that will be created.
+      type: list
+      elements: str
+      returned: always
+      sample: [group/3]
+    deleted:
+      description:
+        - Resources that will be deleted, because they were removed from the
+          template (or a nested stack's definition) or their parent is deleted or
+          replaced.
+      type: list
+      elements: str
+      returned: always
+      sample: [group/0]
+    replaced:
+      description:
+        - Resources that will be replaced; the new one is created first, the old
+          one deleted once the whole update has succeeded.
+      type: list
+      elements: str
+      returned: always
+      sample: [database]
+    updated:
+      description: Resources that will be updated in place, keeping their physical id.
+      type: list
+      elements: str
+      returned: always
+      sample: [config, app]
+    unchanged:
+      description: Resources that will be left as they are.
+      type: list
+      elements: str
+      returned: always
+      sample: [network]
+    reasons:
+      description:
+        - 'Why each resource that is not unchanged is listed, resource path to
+          reason, such as C(new resource), C(properties changed: value),
+          C(metadata changed), C(the resource is CREATE_FAILED) or
+          C(removed from the template).'
+        - A property read from a resource that itself changes is not known before
+          the update runs; the reason names that resource.
+      type: dict
+      returned: always
+      sample:
+        database: property value changed and update_replace is true (value)
+        config: "properties changed: value"
+        app: "properties changed: value (reads database, which will be replaced)"
+plan_id:
+  description:
+    - Identifies this plan, that is the stack as it is stored now together with the
+      template, environment files and parameters given.
+    - Pass it back as O(plan_id) to apply exactly the reviewed plan; the apply is
+      refused as stale if the stack or the definition changed in between.
+    - For a real run, the id of the plan that was applied; it does not match the
+      stack any more once the run has changed it.
+    - V(null) with O(state=absent).
+  returned: when RV(plan) is returned
+  type: str
+  sample: 4c888923270314627d6b793bdd7d3342
+graph:
+  description:
+    - The dependency graph in the format O(graph) asks for, each resource labelled
+      with its path, type and plan action and coloured by the action (added green,
+      updated yellow, replaced orange, deleted red, unchanged grey). An arrow
+      goes from a resource to the one that needs it; resources of nested stacks
+      hang off their parent with a dashed line.
+  returned: when O(graph) is set and O(state=present)
+  type: str
+  sample: |
+    flowchart LR
+      n0["database<br/>OS::Heat::TestResource<br/>replaced"]:::replaced
+      n1["app<br/>OS::Heat::Value<br/>updated"]:::updated
+      n0 --> n1
+msg:
+  description:
+    - 'Why the task failed, such as a validation error, the stack''s failure
+      (C(<STACK_STATUS>: <reason>)) or a refusal.'
+    - A refused update (immutable parameter, restricted action, O(prevent_destroy),
+      stale O(plan_id)) fails with C(changed=false) and writes nothing; the
+      result still has RV(plan), RV(plan_id) and the stack's unchanged
+      RV(stack_status).
+  returned: on failure
+  type: str
+  sample: "The following parameters are immutable and may not be updated: region"
 """

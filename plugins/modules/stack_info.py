@@ -35,6 +35,18 @@ options:
       - Set to V(false) for long-lived stacks with many events when they are not needed.
     type: bool
     default: true
+  graph:
+    description:
+      - Also return the stack's recorded dependency graph as RV(stack.graph), each
+        resource coloured by its state (C(COMPLETE) green, C(IN_PROGRESS) yellow,
+        C(FAILED) red, not created yet, C(INIT), grey), with the resources of
+        nested stacks down to O(nested_depth) under their parent.
+      - V(dot) is Graphviz source, V(mermaid) a Mermaid flowchart, V(svg) an image
+        made by Graphviz's C(dot) command, which must be installed on the
+        controller (otherwise the task fails saying so).
+      - Ignored without O(name).
+    type: str
+    choices: [dot, mermaid, svg]
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -71,6 +83,14 @@ EXAMPLES = r"""
     events: false
     store: sqlite:////var/lib/hotplay/stacks.db
   register: web_info
+
+- name: Draw a stack's resources, coloured by their state, as a Mermaid flowchart
+  hotplay.stacks.stack_info:
+    name: web
+    nested_depth: 1
+    events: false
+    graph: mermaid
+  register: web_graph
 
 - name: Act only when the stack exists
   ansible.builtin.debug:
@@ -238,4 +258,20 @@ stack:
       type: str
       returned: always
       sample: "2026-01-02T08:30:00Z"
+    graph:
+      description:
+        - The recorded dependency graph in the format O(graph) asks for, each
+          resource labelled with its path, type and status and coloured by its
+          status. An arrow goes from a resource to the one that needs it;
+          resources of nested stacks hang off their parent with a dashed line.
+      type: str
+      returned: when O(graph) is set
+      sample: |
+        digraph stack {
+          rankdir=LR;
+          node [shape=box, style="rounded,filled", fontname="Helvetica"];
+          "network" [label="network\nOS::Heat::None\nCOMPLETE", fillcolor="#2e7d32"];
+          "server" [label="server\nOS::Heat::TestResource\nFAILED", fillcolor="#c62828"];
+          "network" -> "server";
+        }
 """

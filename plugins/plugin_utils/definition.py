@@ -143,6 +143,22 @@ class ResourceView:
             return None
         return live[1].attribute(live[0], name)
 
+    def attribute_with_path(self, name: str, path: list[Any]) -> Any:
+        """An attribute and a path into it; types that read members (groups) take
+        the path themselves."""
+        from .functions.hot import select_path
+
+        live = self._live()
+        if isinstance(live, Pending):
+            return self._unknown()
+        if live is None or live[0] is None or not live[0].physical_id:
+            return None
+        state, handler = live
+        by_type = getattr(handler, "attribute_path", None)
+        if by_type is not None:
+            return by_type(state, name, path)
+        return select_path(handler.attribute(state, name), path)
+
     def all_attributes(self) -> dict[str, Any]:
         names = self.attribute_names() or frozenset()
         return {name: self.attribute(name) for name in sorted(names) if name != "show"}
@@ -245,6 +261,8 @@ class StackDefinition:
             self.parameter_schemas, given_parameters, self.environment, self.source.path
         )
         self.scope = Scope(self)
+        for name in self.template.conditions_section:
+            self.condition(name)  # Heat checks every condition, used or not
         self.resources = self._resource_definitions()
         self.outputs = self._output_definitions()
         check_acyclic(self.requires_graph())
@@ -317,7 +335,7 @@ class StackDefinition:
             metadata=metadata,
             update_policy=update_policy,
             deletion_policy=self._deletion_policy(entry, path),
-            external_id=entry.get("external_id"),
+            external_id=parse(self.scope, entry.get("external_id"), f"{path}.external_id"),
             depends_on=depends_on,
             requires=frozenset(depends_on) | self._reads(properties, metadata),
             position=position,
@@ -360,6 +378,13 @@ class StackDefinition:
         if policy is None:
             raise StackValidationFailed(
                 f'Invalid deletion policy "{raw}"', path=f"{path}.deletion_policy"
+            )
+        cls = resource_class(self.environment.registry.resolve(
+            str(entry.get("type")), self.identity.path + (path.rsplit(".", 1)[-1],)))
+        if policy == "Snapshot" and not callable(getattr(cls, "handle_snapshot_delete", None)):
+            # Heat: only types that can snapshot accept it (none of ours can).
+            raise StackValidationFailed(
+                f'"{policy}" deletion policy not supported', path=f"{path}.deletion_policy"
             )
         return policy
 

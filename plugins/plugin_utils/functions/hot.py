@@ -240,10 +240,16 @@ class GetAtt(ResourceReader):
         ref = self.resource()
         if self._attribute_arg() is None:
             return ref.all_attributes()
-        value = ref.attribute(resolve(self._attribute_arg()))
+        name = resolve(self._attribute_arg())
+        path = resolve(list(self.args[2:]))
+        with_path = getattr(ref, "attribute_with_path", None)
+        if path and with_path is not None:
+            # Groups apply the path to each member (Heat's get_nested_attrs).
+            return with_path(name, path)
+        value = ref.attribute(name)
         if value is None:
             return None
-        return select_path(value, resolve(list(self.args[2:])))
+        return select_path(value, path)
 
 
 class GetAttThenSelect(GetAtt):

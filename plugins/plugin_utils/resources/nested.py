@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import HotplayError, StackValidationFailed
+from ..functions.hot import select_path
 from ..template.loader import TemplateSource, load_yaml
 from .base import (
     AttributeSchema,
@@ -259,8 +260,35 @@ class GroupResource(NestedStackResource):
             return _member_attribute(members, name[len("resource."):])
         return [handler.attribute(member, name) for _name, member, handler in members]
 
+    def attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
+        """``get_attr`` with a path, as Heat's groups read it (get_nested_attrs):
+        ``resource.N`` and the path name a member's attribute; ``attributes`` maps
+        each member to the attribute the path names; any other name is a list of
+        each member's attribute, the path applied to each."""
+        members = self._member_values(state)
+        if name.startswith("resource."):
+            steps = name.split(".", 2)[1:] + list(path)
+            for member_name, member, handler in members:
+                if member_name == str(steps[0]):
+                    if len(steps) == 1:
+                        return handler.reference_id(member)
+                    return _member_attribute_path(member, handler, steps[1], steps[2:])
+            return None
+        if name == "attributes":
+            return {n: _member_attribute_path(m, h, path[0], path[1:]) for n, m, h in members}
+        if name in ("refs", "refs_map"):
+            return select_path(self.attribute(state, name), path)
+        return [_member_attribute_path(m, h, name, path) for _n, m, h in members]
+
     def reference_id(self, state: ResourceState) -> Any:
         return state.nested_stack_id or self.name
+
+
+def _member_attribute_path(member: ResourceState, handler: Resource, name: str, path: list[Any]) -> Any:
+    by_type = getattr(handler, "attribute_path", None)
+    if by_type is not None and path:
+        return by_type(member, name, path)
+    return select_path(handler.attribute(member, name), path)
 
 
 def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> dict[str, dict[str, Any]]:

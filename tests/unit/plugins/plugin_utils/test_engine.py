@@ -358,3 +358,69 @@ def test_stack_info_events_reach_nested_stacks_in_order(store, tmp_path):
     names = [e["resource_name"] for e in deep]
     # Members are created between the group's IN_PROGRESS and COMPLETE events.
     assert names.index("group") < names.index("group/0") < len(names) - names[::-1].index("group") - 1
+
+
+def test_group_attribute_paths_reach_into_members(store, tmp_path):
+    # Heat's grouputils.get_nested_attrs: the path goes to each member's attribute.
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties:
+              count: 2
+              resource_def:
+                type: OS::Heat::Value
+                properties: {type: json, value: {a: "w%index%"}}
+        outputs:
+          member: {value: {get_attr: [g, resource.1, value]}}
+          member_path: {value: {get_attr: [g, resource.1, value, a]}}
+          dotted: {value: {get_attr: [g, resource.1.value, a]}}
+          each: {value: {get_attr: [g, value, a]}}
+          by_name: {value: {get_attr: [g, attributes, value, a]}}
+          ref: {value: {get_attr: [g, resource.0]}}
+        """
+    outputs = apply(store, tmp_path, text)["outputs"]
+    assert outputs["member"] == {"a": "w1"}
+    assert outputs["member_path"] == "w1" and outputs["dotted"] == "w1"
+    assert outputs["each"] == ["w0", "w1"]
+    assert outputs["by_name"] == {"0": "w0", "1": "w1"}
+    assert isinstance(outputs["ref"], str) and outputs["ref"]
+
+
+def test_external_id_may_use_functions(store, tmp_path):
+    text = """\
+        heat_template_version: 2016-10-14
+        parameters:
+          existing: {type: string, default: vol-123}
+        resources:
+          outside:
+            type: OS::Heat::TestResource
+            external_id: {get_param: existing}
+        outputs:
+          ref: {value: {get_resource: outside}}
+        """
+    assert apply(store, tmp_path, text)["outputs"]["ref"] == "vol-123"
+
+
+def test_every_condition_is_checked_even_unused(store, tmp_path):
+    text = """\
+        heat_template_version: 2016-10-14
+        conditions:
+          unused: {equals: [only_one]}
+        resources:
+          r: {type: OS::Heat::None}
+        """
+    with pytest.raises(TemplateError, match="conditions.unused"):
+        apply(store, tmp_path, text)
+    assert store.list_stacks() == []
+
+
+def test_snapshot_deletion_policy_is_refused_for_types_that_cannot_snapshot(store, tmp_path):
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          r: {type: OS::Heat::TestResource, deletion_policy: Snapshot}
+        """
+    with pytest.raises(TemplateError, match='"Snapshot" deletion policy not supported'):
+        apply(store, tmp_path, text)

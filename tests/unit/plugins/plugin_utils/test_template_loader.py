@@ -53,12 +53,12 @@ def test_syntax_error_is_one_line_with_line_and_column():
     assert error.message.startswith("Error parsing template: line 3, column ")
 
 
-def test_size_limit_is_heats_default():
+def test_size_limit_uses_heats_wording():
     text = "a: " + "x" * loader.MAX_TEMPLATE_SIZE
     with pytest.raises(TemplateError) as info:
         load_yaml(text, "big.yaml")
     assert info.value.message == (
-        f"Template size ({len(text)} bytes) exceeds maximum allowed size (524288 bytes)."
+        f"Template size ({len(text)} bytes) exceeds maximum allowed size (10485760 bytes)."
     )
 
 
