@@ -53,6 +53,9 @@ class ResourceDefinition:
     position: int
     hooks: frozenset[str]
     restricted_actions: frozenset[str]
+    # The validated properties when none reads another resource (known before
+    # anything runs, so nothing needs to resolve them again).
+    known_properties: Mapping[str, Any] | None = None
 
     @property
     def is_provider(self) -> bool:
@@ -326,7 +329,7 @@ class StackDefinition:
         registry = self.environment.registry
         implementation = registry.resolve(str(entry["type"]), resource_path)
         self._check_type(name, str(entry["type"]), implementation, path)
-        self._check_properties(name, implementation, properties, path)
+        known = self._check_properties(name, implementation, properties, path)
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),
@@ -341,6 +344,7 @@ class StackDefinition:
             position=position,
             hooks=registry.hooks(resource_path),
             restricted_actions=registry.restricted_actions(resource_path),
+            known_properties=known,
         )
 
     def _reads(self, *snippets: Any) -> frozenset[str]:
@@ -403,9 +407,12 @@ class StackDefinition:
             f"The Resource Type ({written}) could not be found.", path=f"{path}.type"
         )
 
-    def _check_properties(self, name: str, implementation: str, properties: Any, path: str) -> None:
+    def _check_properties(
+        self, name: str, implementation: str, properties: Any, path: str
+    ) -> dict[str, Any] | None:
         """Validate what can be known now; values that read other resources are
-        checked when the resource is converged (Heat does the same)."""
+        checked when the resource is converged (Heat does the same).  Returns the
+        validated properties when all are known."""
         if not isinstance(properties, dict):
             raise StackValidationFailed(
                 "Properties must be a mapping", path=f"{path}.properties"
@@ -417,10 +424,12 @@ class StackDefinition:
         cls = resource_class(implementation)
         if cls is None:
             self._check_provider_properties(implementation, values, f"{path}.properties")
-            return
+            return None
         checked = validate_properties(cls, values, f"{path}.properties", partial=True)
-        if not contains_unknown(checked):
-            cls(name, _NO_RUNTIME).validate(checked)
+        if contains_unknown(checked):
+            return None
+        cls(name, _NO_RUNTIME).validate(checked)
+        return checked
 
     def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
         provider = load_yaml(self.files[key], key)

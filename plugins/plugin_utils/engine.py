@@ -159,7 +159,7 @@ def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
     restricted = restricted_changes(plan)
     skip = frozenset(c.path for c in restricted) if request.on_restricted == "skip" else frozenset()
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
-                     plan_id(existing, store, digest), skip)
+                     plan_id(existing, plan, digest), skip)
 
 
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:

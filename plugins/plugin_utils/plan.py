@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,8 @@ class Change:
 @dataclass
 class Plan:
     changes: list[Change] = field(default_factory=list)
+    # The stored state the plan was made against (what ``plan_id`` hashes).
+    state_lines: list[str] = field(default_factory=list)
 
     def by_action(self) -> dict[str, list[str]]:
         """Heat's preview keys, each a list of resource paths."""
@@ -81,24 +83,20 @@ def plan_nodes(plan: Plan) -> list[Any]:
     return [GraphNode(c.path, c.type, c.action) for c in plan.changes]
 
 
-def plan_id(stack: StackRecord | None, store: Store, definition_digest: str) -> str:
+def plan_id(stack: StackRecord | None, plan: Plan, definition_digest: str) -> str:
     """Identifies 'this stored state + this definition': an apply given a plan id
     refuses when either changed since the preview."""
     digest = hashlib.sha256(definition_digest.encode())
     if stack is not None:
         digest.update(f"{stack.id}:{stack.revision}:{stack.stack_status}".encode())
-        for line in _state_lines(store, stack.id):
-            digest.update(line.encode())
+    for line in sorted(plan.state_lines):
+        digest.update(line.encode())
     return digest.hexdigest()[:32]
 
 
-def _state_lines(store: Store, stack_id: str) -> Iterable[str]:
-    for stored in store.resources(stack_id):
-        state = stored.state
-        yield json.dumps([state.name, state.action, state.status, state.physical_id,
-                          state.properties], sort_keys=True, default=str)
-        if state.nested_stack_id:
-            yield from _state_lines(store, state.nested_stack_id)
+def _state_line(prefix: str, state: ResourceState) -> str:
+    return json.dumps([prefix + state.name, state.action, state.status, state.physical_id,
+                       state.properties], sort_keys=True, default=str)
 
 
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition) -> Plan:
@@ -135,6 +133,7 @@ class _Previewer:
         self.prefix = prefix
         self.plan = plan
         self.records: dict[str, ResourceState] = dict(stack_run.records)
+        plan.state_lines.extend(_state_line(prefix, state) for state in self.records.values())
         self.actions: dict[str, str] = {}
         self.handlers: dict[str, Resource] = {}
         self.read_pending: set[str] = set()
@@ -182,6 +181,8 @@ class _Previewer:
 
     def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
         """Resolved properties, and for each not known yet the resources it reads."""
+        if defn.known_properties is not None:
+            return dict(defn.known_properties), {}
         values: dict[str, Any] = {}
         unknown: dict[str, set[str]] = {}
         for key, snippet in (defn.properties or {}).items():
@@ -296,6 +297,7 @@ class _Previewer:
 def _deleted_tree(store: Store, stack_id: str, prefix: str, plan: Plan, reason: str) -> None:
     for stored in store.resources(stack_id):
         state = stored.state
+        plan.state_lines.append(_state_line(prefix, state))
         plan.changes.append(Change(prefix + state.name, "deleted", state.type, reason,
                                    dict(state.properties), None))
         if state.nested_stack_id:

@@ -279,6 +279,8 @@ class StackRun:
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"
+        if defn.known_properties is not None:
+            return dict(defn.known_properties)  # validated with the definition
         try:
             values = resolve(defn.properties)
             check = getattr(handler, "check_properties", None)
