@@ -28,6 +28,7 @@ import yaml
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     ApplyRequest,
+    DeleteRequest,
     apply_stack,
     delete_stack,
 )
@@ -75,7 +76,7 @@ def scenario(shape: str, count: int) -> dict[str, object]:
     row: dict[str, object] = {"case": f"{shape}-{count}"}
     row["create_s"], created = _timed(lambda: apply_stack(store, ApplyRequest(name=name, template=v1), "bench"))
     row["update_s"], updated = _timed(lambda: apply_stack(store, ApplyRequest(name=name, template=v2), "bench"))
-    row["delete_s"], deleted = _timed(lambda: delete_stack(store, name, "bench"))
+    row["delete_s"], deleted = _timed(lambda: delete_stack(store, DeleteRequest(name), "bench"))
     row["status"] = "/".join(r.stack.stack_status for r in (created, updated, deleted))
     row["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     store.close()

@@ -21,6 +21,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     RESTRICTED_MODES,
     ApplyRequest,
     Cancel,
+    DeleteRequest,
     apply_stack,
     delete_stack,
 )
@@ -43,7 +44,6 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "timeout": {"type": "int", "default": 0},
     "graph": {"type": "str", "choices": list(FORMATS)},
 }
-REQUIRED_IF = [("state", "present", ["template", "existing"], True)]
 
 
 class ActionModule(ActionBase):
@@ -59,9 +59,11 @@ class ActionModule(ActionBase):
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         del tmp
-        args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF
-        )[1]
+        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+        if args["state"] == "present" and not (args["template"] or args["existing"]):
+            # required_if cannot say this: existing is a bool that is always set.
+            result.update(failed=True, msg="state=present needs template, or existing: true")
+            return result
         cancel = Cancel()
         try:
             with interruptible(cancel), open_task_store(args["store"]) as store:
@@ -77,8 +79,12 @@ class ActionModule(ActionBase):
         progress = progress_printer(args["name"])
         check = bool(self._task.check_mode)
         if args["state"] == "absent":
-            deleted = delete_stack(store, args["name"], holder, args["nested_depth"], progress,
-                                   check_mode=check, cancel=cancel)
+            deletion = DeleteRequest(
+                name=args["name"], nested_depth=args["nested_depth"], check_mode=check,
+                plan_id=args["plan_id"], prevent_destroy=args["prevent_destroy"],
+                timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
+            )
+            deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
         request = ApplyRequest(
             name=args["name"],

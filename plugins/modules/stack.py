@@ -132,10 +132,10 @@ options:
         when the stack or the definition changed since the preview, the task is
         refused (it fails and changes nothing) with a message that starts with
         C(The reviewed plan <id> is stale) and gives the current plan id.
-      - A plan id is used once. After it has been applied the stack has moved on,
-        so running the same task again with the same O(plan_id) is refused as
-        stale rather than reported unchanged.
-      - Only for O(state=present).
+      - Running the same task again after the reviewed plan was applied reports no
+        change (the last revision applied that plan and nothing moved since).
+      - With O(state=absent), the plan id of a check mode deletion; the stack is
+        deleted only if it is still as it was previewed.
     type: str
   prevent_destroy:
     description:
@@ -146,7 +146,8 @@ options:
         before any change with a message that starts with C(Refusing to apply) and
         lists each such resource, its type, what would happen to it and why.
       - In-place updates of matching resources are allowed.
-      - Only for O(state=present); O(state=absent) deletes the stack regardless.
+      - With O(state=absent), a matching resource refuses the deletion of the
+        whole stack.
     type: list
     elements: str
     default: []
@@ -159,14 +160,15 @@ options:
         resource in Heat''s words, for example C(UPDATE_FAILED: Resource UPDATE failed:
         ResourceActionRestricted: resources.database: replace is restricted for resource.)'
       - V(skip) leaves those resources as they are and applies the rest of the
-        update. RV(plan) still lists them with the change that was skipped.
+        update. RV(plan) lists them as C(unchanged), with the reason saying which
+        restricted change was left out; what reads them sees them unchanged.
     type: str
     choices: [fail, skip]
     default: fail
   timeout:
     description:
-      - Time limit of the create or update, in seconds (Heat's C(timeout_mins) is
-        in minutes); V(0) means no limit.
+      - Time limit of the create, update or delete, in seconds (Heat's
+        C(timeout_mins) is in minutes); V(0) means no limit.
       - When it is reached no further resource starts, resources in progress are
         aborted and marked C(<ACTION>_FAILED) with the reason
         "C(<ACTION>) aborted (Timed out)", resources that never started are
@@ -174,7 +176,6 @@ options:
         C(UPDATE_FAILED) with the reason C(Timed out); the task fails.
       - Running the task again continues from there. Completed resources are kept,
         failed ones are replaced (nested stacks are converged again).
-      - Applies to O(state=present) only; a deletion has no time limit.
       - Whatever O(timeout) is, interrupting C(ansible-playbook) (SIGTERM, as an
         AWX job cancel sends, or SIGINT, Ctrl-C) stops a create, update or delete
         in the same way, with the reason C(Interrupted by SIGTERM) or
@@ -190,7 +191,7 @@ options:
         GitLab, GitHub and many wikis), V(svg) an image made by Graphviz's C(dot)
         command, which must be installed on the controller (otherwise the task
         fails saying so).
-      - Only for O(state=present).
+      - With O(state=absent), the resources the deletion removes.
     type: str
     choices: [dot, mermaid, svg]
 extends_documentation_fragment:
@@ -218,8 +219,7 @@ attributes:
   idempotent:
     support: full
     details:
-      - With O(plan_id), a second run is refused as stale (the plan id was made for
-        the stack as it was before the first run).
+      - With O(plan_id), a second run after the plan was applied reports no change.
       - With O(on_restricted=skip), a second run reports no change although the
         skipped resources still differ from the definition.
 notes:
@@ -523,12 +523,12 @@ plan:
       every resource as C(unchanged).
     - With O(state=absent) in check mode, every resource of the stack under
       C(deleted).
-    - A resource whose update O(on_restricted=skip) leaves alone is still listed
-      with the change that was skipped.
+    - A resource whose update O(on_restricted=skip) leaves alone is listed as
+      C(unchanged), with the restricted change in its reason.
   returned: >-
     with O(state=present), when the template, environment files and parameters are
-    valid (also when the update is refused); with O(state=absent) in check mode,
-    when the stack exists
+    valid (also when the update is refused); with O(state=absent), when the stack
+    exists
   type: dict
   contains:
     added:
@@ -588,7 +588,7 @@ plan_id:
       refused as stale if the stack or the definition changed in between.
     - For a real run, the id of the plan that was applied; it does not match the
       stack any more once the run has changed it.
-    - V(null) with O(state=absent).
+    - With O(state=absent), the id of the deletion plan.
   returned: when RV(plan) is returned
   type: str
   sample: 4c888923270314627d6b793bdd7d3342

@@ -94,7 +94,7 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
     """``--diff``: properties before and after, per changed resource."""
     return [
         {
-            "before_header": f"{change.path} ({change.type}) before",
+            "before_header": f"{change.path} ({change.type})",
             "after_header": f"{change.path} ({change.type}) {change.action}",
             "before": dict(change.before or {}),
             "after": dict(change.after or {}),

@@ -155,9 +155,9 @@ def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
     definition = StackDefinition(inputs.source, inputs.environment, given,
                                  StackIdentity(request.name, stack_id), inputs.files)
     digest = definition_digest(inputs, given)
-    plan = preview(store, existing, definition)
-    restricted = restricted_changes(plan)
-    skip = frozenset(c.path for c in restricted) if request.on_restricted == "skip" else frozenset()
+    skipping = request.on_restricted == "skip"
+    plan = preview(store, existing, definition, skip_restricted=skipping)
+    skip = frozenset(c.path for c in plan.changes if c.skipped)
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
                      plan_id(existing, plan, digest), skip)
 
@@ -165,12 +165,20 @@ def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
     parameters = prepared.definition.parameters
     immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
-    check_immutable(prepared.last, prepared.given, parameters.values, immutable,
+    check_immutable(prepared.last, parameters.values, immutable,
                     parameters.hidden_names(), prepared.definition.identity.id)
-    refuse_stale_plan(request.plan_id, prepared.plan_id)
+    refuse_stale_plan(request.plan_id, prepared.plan_id, _already_applied(request, prepared))
     if request.on_restricted != "skip":
         refuse_restricted(restricted_changes(prepared.plan))
     refuse_destruction(prepared.plan, request.prevent_destroy)
+
+
+def _already_applied(request: ApplyRequest, prepared: _Prepared) -> bool:
+    """This reviewed plan was applied by the last revision, which completed."""
+    last = prepared.last
+    return bool(last and request.plan_id and last.status == "COMPLETE"
+                and last.digest == prepared.digest
+                and last.definition.get("applied_plan_id") == request.plan_id)
 
 
 def _converge(
@@ -185,7 +193,8 @@ def _converge(
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
         action = "CREATE" if stack.action == "INIT" else "UPDATE"
-        revision = store.add_revision(stack.id, action, _recorded(prepared), prepared.digest)
+        recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
+        revision = store.add_revision(stack.id, action, recorded, prepared.digest)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers)
         ok = StackRun(store, stack, _sink(events, progress), options=options).converge(
             prepared.definition, action)
@@ -214,30 +223,64 @@ def _timer(seconds: float, cancel: Cancel) -> threading.Timer | None:
     return timer
 
 
+@dataclass(frozen=True)
+class DeleteRequest:
+    name: str
+    nested_depth: int = 0
+    check_mode: bool = False
+    plan_id: str | None = None
+    prevent_destroy: Sequence[str] = ()
+    timeout: float = 0
+    cancel: Cancel | None = None
+    graph: str = ""
+
+
 def delete_stack(
-    store: Store, name: str, holder: str, nested_depth: int = 0,
-    progress: ProgressCallback | None = None, check_mode: bool = False,
-    cancel: Cancel | None = None,
+    store: Store, request: DeleteRequest, holder: str, progress: ProgressCallback | None = None,
 ) -> StackResult:
     """Delete a stack (Retain policies honoured); nothing when it does not exist."""
-    existing = store.find_stack(name)
+    existing = store.find_stack(request.name)
     if existing is None:
         return StackResult(changed=False, failed=False, stack=None)
-    if check_mode:
-        return StackResult(changed=True, failed=False, stack=existing,
-                           resources=list_resources(store, existing.id, nested_depth),
-                           plan=preview_delete(store, existing))
-    events: list[Event] = []
-    store.acquire_lock(name, holder)
+    plan = preview_delete(store, existing)
+    current_id = plan_id(existing, plan, "delete")
+    resources = list_resources(store, existing.id, request.nested_depth)
     try:
-        options = RunOptions(existing.revision, cancel=cancel or Cancel())
+        refuse_stale_plan(request.plan_id, current_id)
+        refuse_destruction(plan, request.prevent_destroy)
+    except Refused as refusal:
+        return StackResult(changed=False, failed=True, stack=existing, resources=resources,
+                           plan=plan, plan_id=current_id, msg=str(refusal))
+    if request.check_mode:
+        result = StackResult(changed=True, failed=False, stack=existing, resources=resources,
+                             plan=plan, plan_id=current_id)
+    else:
+        result = _delete(store, request, existing, holder, progress)
+        result.plan, result.plan_id = plan, current_id
+    if request.graph:
+        result.graph = render(plan_nodes(plan), {}, request.graph)
+    return result
+
+
+def _delete(
+    store: Store, request: DeleteRequest, existing: StackRecord, holder: str,
+    progress: ProgressCallback | None,
+) -> StackResult:
+    events: list[Event] = []
+    cancel = request.cancel or Cancel()
+    timer = _timer(request.timeout, cancel)
+    store.acquire_lock(request.name, holder)
+    try:
+        options = RunOptions(existing.revision, cancel=cancel)
         ok = StackRun(store, existing, _sink(events, progress), options=options).delete()
         if ok:
             store.mark_stack_deleted(existing.id)
     finally:
-        store.release_lock(name, holder)
+        if timer is not None:
+            timer.cancel()
+        store.release_lock(request.name, holder)
     final = store.get_stack(existing.id)
-    result = _result(store, final, True, events, nested_depth, None)
+    result = _result(store, final, True, events, request.nested_depth, None)
     if ok:
         result.resources = []
     return result
@@ -300,6 +343,6 @@ def _result(
 
 
 __all__ = [
-    "ApplyRequest", "Cancel", "RESTRICTED_MODES", "StackResult", "apply_stack", "delete_stack",
+    "ApplyRequest", "Cancel", "DeleteRequest", "RESTRICTED_MODES", "StackResult", "apply_stack", "delete_stack",
     "describe_stack", "summarize_stack",
 ]

@@ -24,15 +24,16 @@ class Refused(HotplayError):
 
 
 def check_immutable(
-    last: RevisionRecord | None, given: Mapping[str, Any], effective: Mapping[str, Any],
+    last: RevisionRecord | None, effective: Mapping[str, Any],
     immutable: frozenset[str], hidden: frozenset[str], salt: str,
 ) -> None:
-    """Heat: a given value for an immutable parameter must equal the current one."""
+    """Heat: an immutable parameter the stack already had keeps its value, whether
+    the update gives it or lets it fall back to a default."""
     if last is None:
         return
     before = last.definition.get("effective_parameters", {})
     changed = []
-    for name in sorted(set(given) & immutable):
+    for name in sorted(set(effective) & immutable):
         new = hidden_digest(salt, name, effective[name]) if name in hidden else effective.get(name)
         if name in before and before[name] != new:
             changed.append(name)
@@ -77,9 +78,11 @@ def _matches(change: Change, patterns: Sequence[str]) -> bool:
                for p in patterns)
 
 
-def refuse_stale_plan(given: str | None, current: str) -> None:
-    """A reviewed plan applies only to the state and definition it was made for."""
-    if given and given != current:
+def refuse_stale_plan(given: str | None, current: str, already_applied: bool = False) -> None:
+    """A reviewed plan applies only to the state and definition it was made for.
+
+    Running the apply again after it succeeded is not stale: there is nothing to do."""
+    if given and given != current and not already_applied:
         raise Refused(
             f"The reviewed plan {given} is stale: the stack or the definition changed since "
             f"it was made (the plan now is {current}). Preview again and review the new plan."

@@ -40,6 +40,7 @@ class Change:
     before: Mapping[str, Any] | None = None
     after: Mapping[str, Any] | None = None
     restricted: bool = False  # the environment restricts this action (Heat)
+    skipped: bool = False  # restricted, and left as it is (on_restricted: skip)
 
     @property
     def name(self) -> str:
@@ -99,15 +100,19 @@ def _state_line(prefix: str, state: ResourceState) -> str:
                        state.properties], sort_keys=True, default=str)
 
 
-def preview(store: Store, stack: StackRecord | None, definition: StackDefinition) -> Plan:
-    """The plan of applying ``definition`` to ``stack`` (None: a new stack)."""
+def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
+            skip_restricted: bool = False) -> Plan:
+    """The plan of applying ``definition`` to ``stack`` (None: a new stack).
+
+    With ``skip_restricted``, a resource whose change the environment restricts is
+    planned as left unchanged, and what reads it sees it unchanged."""
     from .stack_run import StackRun  # the runtime handlers read the store through
 
     record = stack or _unsaved_stack(definition.identity)
     run = StackRun(store, record, lambda event: None)
     run.definition = definition
     plan = Plan()
-    _Previewer(run, definition, "", plan).walk()
+    _Previewer(run, definition, "", plan, skip_restricted).walk()
     return plan
 
 
@@ -115,6 +120,11 @@ def preview_delete(store: Store, stack: StackRecord) -> Plan:
     """The plan of deleting a stack: every recorded resource, nested ones too."""
     plan = Plan()
     _deleted_tree(store, stack.id, "", plan, "the stack is deleted")
+    for stored in store.retired_resources(stack.id):
+        state = stored.state
+        plan.changes.append(Change(state.name, "deleted", state.type,
+                                   f"replaced in revision {stored.retired_in}, kept until now",
+                                   dict(state.properties), None))
     return plan
 
 
@@ -126,7 +136,9 @@ def _unsaved_stack(identity: StackIdentity) -> StackRecord:
 class _Previewer:
     """Plans one stack of the tree (nested stacks get their own)."""
 
-    def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan) -> None:
+    def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan,
+                 skip_restricted: bool = False) -> None:
+        self.skip_restricted = skip_restricted
         self.stack_run = stack_run
         self.store: Store = stack_run.store
         self.definition = definition
@@ -170,13 +182,17 @@ class _Previewer:
         record = self.records.get(name)
         after, unknown = self._properties(defn, handler)
         action, reason = self._decide(defn, handler, record, after, unknown)
-        self.actions[name] = action
         path = self.prefix + name
         restricted = (action == "updated" and "update" in defn.restricted_actions) or (
             action == "replaced" and "replace" in defn.restricted_actions)
+        skipped = restricted and self.skip_restricted
+        if skipped:
+            verb = "update" if action == "updated" else "replace"
+            action, reason = "unchanged", f"left as it is: {verb} is restricted ({reason})"
+        self.actions[name] = action
         before = dict(record.properties) if record and action != "added" else None
         self.plan.changes.append(Change(path, action, defn.type, reason, before,
-                                        _shown(after, unknown), restricted))
+                                        _shown(after, unknown), restricted, skipped))
         self._plan_inside(name, defn, handler, record, action, after, unknown)
 
     def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
@@ -266,7 +282,7 @@ class _Previewer:
         run = StackRun(self.store, record_for_child, lambda event: None,
                        path=self.stack_run.path + (name,))
         run.definition = child
-        _Previewer(run, child, prefix, self.plan).walk()
+        _Previewer(run, child, prefix, self.plan, self.skip_restricted).walk()
 
     def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
                           child_stack: StackRecord | None) -> StackDefinition | None:
@@ -298,7 +314,9 @@ def _deleted_tree(store: Store, stack_id: str, prefix: str, plan: Plan, reason: 
     for stored in store.resources(stack_id):
         state = stored.state
         plan.state_lines.append(_state_line(prefix, state))
-        plan.changes.append(Change(prefix + state.name, "deleted", state.type, reason,
+        kept = " (deletion_policy Retain: the physical resource is kept)" if (
+            state.deletion_policy == "Retain") else ""
+        plan.changes.append(Change(prefix + state.name, "deleted", state.type, reason + kept,
                                    dict(state.properties), None))
         if state.nested_stack_id:
             _deleted_tree(store, state.nested_stack_id, f"{prefix}{state.name}/", plan, reason)

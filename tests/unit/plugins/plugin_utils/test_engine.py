@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     ApplyRequest,
+    DeleteRequest,
     apply_stack,
     delete_stack,
     describe_stack,
@@ -275,7 +276,7 @@ def test_external_and_retained_resources_are_left_in_place(store, tmp_path):
     created = apply(store, tmp_path, text)
     assert created["outputs"]["ref"] == "existing-thing-42"
     assert ("outside", "CREATE", "IN_PROGRESS") not in events(created)
-    deleted = delete_stack(store, "s", "test").as_dict()
+    deleted = delete_stack(store, DeleteRequest("s"), "test").as_dict()
     assert deleted["stack_status"] == "DELETE_COMPLETE"
     assert store.find_stack("s") is None
 

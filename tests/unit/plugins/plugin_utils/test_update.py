@@ -344,3 +344,61 @@ def test_graph_of_a_preview_colours_each_action(stack):
     assert "replaced<br/>OS::Heat::TestResource<br/>replaced" in preview["graph"]
     dot = stack.apply(TWO, parameters={"replace_value": "r2"}, check_mode=True, graph="dot")["graph"]
     assert '"replaced" -> "reader";' in dot and "#ef6c00" in dot
+
+
+def test_immutable_parameter_cannot_fall_back_to_another_default(stack):
+    # Heat's immutable_params_modified compares every parameter both stacks have.
+    text = """\
+        heat_template_version: 2018-08-31
+        parameters:
+          region: {type: string, immutable: true, default: east}
+        resources:
+          r: {type: OS::Heat::None}
+        """
+    stack.apply(text, parameters={"region": "west"})
+    refused = stack.apply(text)
+    assert refused["failed"] and "immutable and may not be updated: region" in refused["msg"]
+
+
+def test_applying_a_reviewed_plan_again_is_a_no_op_not_stale(stack):
+    stack.apply(TWO)
+    reviewed = stack.apply(TWO, parameters={"value": "two"}, check_mode=True)
+    stack.apply(TWO, parameters={"value": "two"}, plan_id=reviewed["plan_id"])
+    again = stack.apply(TWO, parameters={"value": "two"}, plan_id=reviewed["plan_id"])
+    assert again["failed"] is False and again["changed"] is False and again["revision"] == 2
+
+
+def test_skip_mode_plans_restricted_resources_as_left_alone(stack, tmp_path):
+    env = tmp_path / "env.yaml"
+    env.write_text("resource_registry:\n  resources:\n    replaced: {restricted_actions: replace}\n")
+    stack.apply(TWO, environment=[str(env)])
+    planned = stack.apply(TWO, environment=[str(env)], parameters={"replace_value": "r2"},
+                          on_restricted="skip", prevent_destroy=["*"], check_mode=True)
+    assert planned["failed"] is False
+    assert planned["plan"]["replaced"] == [] and "replaced" in planned["plan"]["unchanged"]
+    # What reads the skipped resource sees it unchanged.
+    assert "reader" in planned["plan"]["unchanged"]
+
+
+def test_delete_preview_guard_and_retained_resources(stack, store):
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+        DeleteRequest,
+        delete_stack,
+    )
+
+    stack.apply("""\
+        heat_template_version: 2018-08-31
+        resources:
+          data: {type: OS::Heat::None, deletion_policy: Retain}
+          app: {type: OS::Heat::None}
+        """)
+    preview = delete_stack(store, DeleteRequest("s", check_mode=True), "test").as_dict()
+    assert sorted(preview["plan"]["deleted"]) == ["app", "data"]
+    assert "the physical resource is kept" in preview["plan"]["reasons"]["data"]
+    refused = delete_stack(store, DeleteRequest("s", prevent_destroy=["data"]), "test").as_dict()
+    assert refused["failed"] and "data (OS::Heat::None) would be deleted" in refused["msg"]
+    assert store.find_stack("s") is not None
+    stale = delete_stack(store, DeleteRequest("s", plan_id="0" * 32), "test").as_dict()
+    assert stale["failed"] and "is stale" in stale["msg"]
+    done = delete_stack(store, DeleteRequest("s", plan_id=preview["plan_id"]), "test").as_dict()
+    assert done["stack_status"] == "DELETE_COMPLETE"
