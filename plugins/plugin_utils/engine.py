@@ -41,7 +41,7 @@ from .plan import Plan, plan_id, plan_nodes, preview, preview_delete
 from .render import render
 from .stack_run import Cancel, Event, RunOptions, StackRun
 from .store.base import RevisionRecord, StackRecord, Store
-from .views import describe_stack, event_dict, list_resources, summarize_stack
+from .views import describe_stack, event_dict, list_resources, resource_entry, summarize_stack
 
 ProgressCallback = Callable[[Event], None]
 RESTRICTED_MODES = ("fail", "skip")
@@ -303,7 +303,12 @@ def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
 def _planned(store: Store, prepared: _Prepared, request: ApplyRequest, changes: bool) -> StackResult:
     """A preview, or a re-run with nothing to do: the plan, nothing written."""
     stack = prepared.existing
-    resources = list_resources(store, stack.id, request.nested_depth) if stack else []
+    if stack is None:
+        resources: list[dict[str, Any]] = []
+    elif request.nested_depth == 0:  # what the preview read already
+        resources = [resource_entry(state) for state in prepared.plan.top_states]
+    else:
+        resources = list_resources(store, stack.id, request.nested_depth)
     return StackResult(
         changed=changes, failed=False, stack=stack, resources=resources,
         parameters=prepared.definition.parameters.display(),

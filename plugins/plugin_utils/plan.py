@@ -56,6 +56,8 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     # The stored state the plan was made against (what ``plan_id`` hashes).
     state_lines: list[str] = field(default_factory=list)
+    # The top stack's recorded resources, in template order (read once).
+    top_states: list[ResourceState] = field(default_factory=list)
 
     def by_action(self) -> dict[str, list[str]]:
         """Heat's preview keys, each a list of resource paths."""
@@ -112,6 +114,7 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
     run = StackRun(store, record, lambda event: None)
     run.definition = definition
     plan = Plan()
+    plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
     _Previewer(run, definition, "", plan, skip_restricted).walk()
     return plan
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import StackNotFound
+from .resources.base import ResourceState
 from .stack_run import Event
 from .store.base import StackRecord, Store
 
@@ -85,17 +86,23 @@ def list_resources(
     listed: list[dict[str, Any]] = []
     for stored in store.resources(stack_id):
         state = stored.state
-        path = f"{parent}/{state.name}" if parent else state.name
-        entry: dict[str, Any] = {
-            "name": path, "type": state.type, "status": f"{state.action}_{state.status}",
-            "status_reason": state.status_reason, "physical_id": state.physical_id,
-        }
-        if parent:
-            entry["parent"] = parent
+        entry = resource_entry(state, parent)
         listed.append(entry)
         if state.nested_stack_id and nested_depth > 0:
-            listed.extend(list_resources(store, state.nested_stack_id, nested_depth - 1, path))
+            listed.extend(list_resources(store, state.nested_stack_id, nested_depth - 1, entry["name"]))
     return listed
+
+
+def resource_entry(state: ResourceState, parent: str = "") -> dict[str, Any]:
+    """One resource as results show it."""
+    entry: dict[str, Any] = {
+        "name": f"{parent}/{state.name}" if parent else state.name,
+        "type": state.type, "status": f"{state.action}_{state.status}",
+        "status_reason": state.status_reason, "physical_id": state.physical_id,
+    }
+    if parent:
+        entry["parent"] = parent
+    return entry
 
 
 def list_events(store: Store, stack_id: str, nested_depth: int) -> list[dict[str, Any]]:

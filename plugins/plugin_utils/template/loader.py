@@ -41,8 +41,25 @@ PROVIDER_SUFFIXES = (".yaml", ".template")
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# Plain scalars resolved to their implicit tag, by text: templates repeat the same
+# keys and types thousands of times, and PyYAML tries its regular expressions on
+# each one (a third of the time of loading a large template).
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_MAX = 100_000
+
+
 class _Loader(_SafeLoader):  # type: ignore[misc, valid-type]
     """Safe YAML with every scalar tagged str or timestamp read as a string."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is not yaml.ScalarNode or implicit != (True, False):
+            return super().resolve(kind, value, implicit)
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_PLAIN_TAGS) < _PLAIN_TAGS_MAX:
+                _PLAIN_TAGS[value] = tag
+        return tag
 
 
 def _as_string(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
