@@ -12,9 +12,8 @@ revision and converge.
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,11 +38,10 @@ from .inputs import (
 )
 from .plan import Plan, plan_id, plan_nodes, preview, preview_delete
 from .render import render
+from .results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from .stack_run import Cancel, Event, RunOptions, StackRun
 from .store.base import RevisionRecord, StackRecord, Store
-from .views import describe_stack, event_dict, list_resources, resource_entry, summarize_stack
-
-ProgressCallback = Callable[[Event], None]
+from .views import describe_stack, list_resources, resource_entry, summarize_stack
 RESTRICTED_MODES = ("fail", "skip")
 
 
@@ -64,45 +62,6 @@ class ApplyRequest:
     max_workers: int = DEFAULT_WORKERS
     cancel: Cancel | None = None
     graph: str = ""  # "", or one of render.FORMATS
-
-
-@dataclass
-class StackResult:
-    """What a task reports; ``as_dict`` is the task result."""
-
-    changed: bool
-    failed: bool
-    stack: StackRecord | None
-    resources: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    parameters: dict[str, Any] = field(default_factory=dict)
-    plan: Plan | None = None
-    plan_id: str | None = None
-    graph: str | None = None
-    msg: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"changed": self.changed, "failed": self.failed}
-        if self.msg:
-            result["msg"] = self.msg
-        elif self.failed and self.stack is not None:
-            result["msg"] = f"{self.stack.stack_status}: {self.stack.status_reason}"
-        if self.stack is not None:
-            result.update(
-                stack_id=self.stack.id,
-                stack_status=self.stack.stack_status,
-                stack_status_reason=self.stack.status_reason,
-                outputs=dict(self.stack.outputs),
-                output_errors=dict(self.stack.output_errors),
-                revision=self.stack.revision,
-            )
-        result.update(resources=self.resources, events=self.events, parameters=self.parameters)
-        if self.plan is not None:
-            result["plan"] = self.plan.as_dict()
-            result["plan_id"] = self.plan_id
-        if self.graph is not None:
-            result["graph"] = self.graph
-        return result
 
 
 @dataclass
@@ -187,7 +146,7 @@ def _converge(
 ) -> StackResult:
     events: list[Event] = []
     cancel = request.cancel or Cancel()
-    timer = _timer(request.timeout, cancel)
+    timer = start_timer(request.timeout, cancel)
     store.acquire_lock(request.name, holder)
     try:
         stack = store.find_stack(request.name) or store.create_stack(
@@ -196,7 +155,7 @@ def _converge(
         recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
         revision = store.add_revision(stack.id, action, recorded, prepared.digest)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers)
-        ok = StackRun(store, stack, _sink(events, progress), options=options).converge(
+        ok = StackRun(store, stack, event_sink(events, progress), options=options).converge(
             prepared.definition, action)
         store.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
                               store.get_stack(stack.id).status_reason)
@@ -205,22 +164,15 @@ def _converge(
             timer.cancel()
         store.release_lock(request.name, holder)
     final = store.get_stack(stack.id)
-    return _result(store, final, True, events, request.nested_depth, prepared)
+    parameters = prepared.definition.parameters.display()
+    return stack_result(store, final, events, request.nested_depth, parameters,
+                        prepared.plan, prepared.plan_id)
 
 
 def _recorded(prepared: _Prepared) -> dict[str, Any]:
     parameters = prepared.definition.parameters
     return recorded_definition(prepared.inputs, prepared.given, parameters.values,
                                parameters.hidden_names(), prepared.definition.identity.id)
-
-
-def _timer(seconds: float, cancel: Cancel) -> threading.Timer | None:
-    if seconds <= 0:
-        return None
-    timer = threading.Timer(seconds, cancel.trigger, args=("Timed out",))
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 @dataclass(frozen=True)
@@ -268,11 +220,11 @@ def _delete(
 ) -> StackResult:
     events: list[Event] = []
     cancel = request.cancel or Cancel()
-    timer = _timer(request.timeout, cancel)
+    timer = start_timer(request.timeout, cancel)
     store.acquire_lock(request.name, holder)
     try:
         options = RunOptions(existing.revision, cancel=cancel)
-        ok = StackRun(store, existing, _sink(events, progress), options=options).delete()
+        ok = StackRun(store, existing, event_sink(events, progress), options=options).delete()
         if ok:
             store.mark_stack_deleted(existing.id)
     finally:
@@ -280,7 +232,7 @@ def _delete(
             timer.cancel()
         store.release_lock(request.name, holder)
     final = store.get_stack(existing.id)
-    result = _result(store, final, True, events, request.nested_depth, None)
+    result = stack_result(store, final, events, request.nested_depth)
     if ok:
         result.resources = []
     return result
@@ -320,31 +272,6 @@ def _refused(store: Store, prepared: _Prepared, request: ApplyRequest, refusal: 
     result = _planned(store, prepared, request, False)
     result.failed, result.msg = True, str(refusal)
     return result
-
-
-def _sink(events: list[Event], progress: ProgressCallback | None) -> Callable[[Event], None]:
-    def record(event: Event) -> None:
-        events.append(event)
-        if progress is not None:
-            progress(event)
-
-    return record
-
-
-def _result(
-    store: Store, stack: StackRecord, changed: bool, events: list[Event], nested_depth: int,
-    prepared: _Prepared | None,
-) -> StackResult:
-    return StackResult(
-        changed=changed,
-        failed=stack.status == "FAILED",
-        stack=stack,
-        resources=list_resources(store, stack.id, nested_depth),
-        events=[event_dict(e) for e in events if len(e.path) <= nested_depth],
-        parameters=prepared.definition.parameters.display() if prepared else {},
-        plan=prepared.plan if prepared else None,
-        plan_id=prepared.plan_id if prepared else None,
-    )
 
 
 __all__ = [

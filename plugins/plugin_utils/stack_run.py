@@ -14,6 +14,7 @@ killed run leaves a store the next run can continue from.
 
 from __future__ import annotations
 
+import datetime
 import secrets
 import string
 import threading
@@ -34,7 +35,7 @@ from .functions.base import resolve
 from .graph import reverse
 from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
 from .resources.properties import validate_properties
-from .store.base import EventRecord, StackRecord, Store, StoredResource
+from .store.base import EventRecord, StackRecord, Store, StoredResource, utc_now
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
 
@@ -68,15 +69,38 @@ class Cancel:
             self.event.set()
 
 
+@dataclass
+class RestoreReport:
+    """What a rollback did with the resources it could swap back."""
+
+    restored: list[str] = field(default_factory=list)  # paths swapped back in
+    recreated: dict[str, str] = field(default_factory=dict)  # path -> why not swapped
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_restored(self, path: str) -> None:
+        with self._lock:
+            self.restored.append(path)
+
+    def note_recreated(self, path: str, why: str) -> None:
+        with self._lock:
+            self.recreated[path] = why
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """What every stack of one apply shares, nested ones included."""
 
     revision: int = 0
-    # Resource paths to leave as they are (restricted actions in ``skip`` mode).
+    # Resource paths to leave as they are (restricted actions in ``skip`` mode, or
+    # resources a rollback accepts as they are).
     skip: frozenset[str] = frozenset()
     cancel: Cancel = field(default_factory=Cancel)
     max_workers: int = DEFAULT_WORKERS
+    # Rollbacks swap retired (replaced) resources back in instead of recreating.
+    restore: bool = False
+    report: RestoreReport = field(default_factory=RestoreReport)
+    # How long a successful update keeps what it replaced (for a later rollback).
+    keep_replaced: float = 0
 
 
 class RunRuntime:
@@ -244,6 +268,10 @@ class StackRun:
             self._adopt(defn, record)
             return
         properties = self._resolved_properties(defn, handler)
+        if self.path_of(defn.name) in self.options.skip:
+            return  # restricted (skip mode), or accepted as it is by a rollback
+        if self.options.restore and self._swap_back(defn, handler, record, properties):
+            return
         if record is None or record.action == "INIT" or (
                 record.action == "DELETE" and record.status == "COMPLETE"):
             self._create(defn, handler, properties)
@@ -251,14 +279,49 @@ class StackRun:
         change = self._change_needed(defn, handler, record, properties)
         if change is None:
             return
-        if self.path_of(defn.name) in self.options.skip:
-            return  # restricted, and the task said to leave it as it is
         if change in defn.restricted_actions:
             raise self._restricted(defn, record, change)
         if change == "replace":
             self._replace(defn, handler, properties, record)
         else:
             self._update(defn, handler, properties, record)
+
+    def _swap_back(self, defn: ResourceDefinition, handler: Resource,
+                   record: ResourceState | None, properties: dict[str, Any]) -> bool:
+        """A rollback: put back the retired resource the target definition had,
+        when it still exists and is healthy.  The live one is retired in its
+        place (and deleted once the rollback succeeded)."""
+        if record is not None and record.status == "COMPLETE" and self._change_needed(
+                defn, handler, record, properties) is None:
+            return False  # the live one already is what the target needs
+        path = self.path_of(defn.name)
+        for stored in self._retired_candidates(defn, properties):
+            old = stored.state
+            if not handler.check_healthy(old):
+                self.options.report.note_recreated(
+                    path, f"the resource replaced in revision {stored.retired_in} "
+                          f"({old.physical_id}) is gone or changed")
+                continue
+            self.event(defn.name, "ROLLBACK", "IN_PROGRESS",
+                       f"swapping back {old.physical_id}, replaced in revision {stored.retired_in}",
+                       old.physical_id)
+            self.store.restore_resource(self.stack.id, defn.name, stored.retired_in,
+                                        self.options.revision)
+            restored = replace(old, action="ROLLBACK", status="COMPLETE",
+                               status_reason="state changed")
+            self.save(restored, "state changed")
+            self.options.report.note_restored(path)
+            return True
+        return False
+
+    def _retired_candidates(self, defn: ResourceDefinition, properties: dict[str, Any]) -> list[StoredResource]:
+        """Retired resources of this name that are what ``defn`` needs, newest first."""
+        found = [stored for stored in self.store.retired_resources(self.stack.id)
+                 if stored.state.name == defn.name
+                 and stored.state.implementation == defn.implementation
+                 and stored.state.status == "COMPLETE"
+                 and dict(stored.state.properties) == properties]
+        return sorted(found, key=lambda stored: -stored.retired_in)
 
     def _change_needed(self, defn: ResourceDefinition, handler: Resource, record: ResourceState,
                        properties: dict[str, Any]) -> str | None:
@@ -340,7 +403,8 @@ class StackRun:
         """Create the new resource; the old one is retired (kept in the store) and
         deleted once the whole update has succeeded (Heat's convergence order)."""
         if record.physical_id or record.nested_stack_id:
-            self.store.retire_resource(self.stack.id, defn.name, self.options.revision)
+            keep = _later(self.options.keep_replaced)
+            self.store.retire_resource(self.stack.id, defn.name, self.options.revision, keep)
         self._create(defn, handler, properties)
 
     def _adopt(self, defn: ResourceDefinition, record: ResourceState | None) -> None:
@@ -398,9 +462,12 @@ class StackRun:
             return True
         return self._delete_resources(removed)
 
-    def _delete_retired(self) -> bool:
-        """After a successful update: delete what replacements retired."""
-        retired = self.store.retired_resources(self.stack.id)
+    def _delete_retired(self, everything: bool = False) -> bool:
+        """After a successful update: delete what replacements retired, except
+        what ``keep_replaced`` keeps for a while (``everything``: a stack delete)."""
+        now = utc_now()
+        retired = [r for r in self.store.retired_resources(self.stack.id)
+                   if everything or not r.keep_until or r.keep_until <= now]
         for stored in sorted(retired, key=lambda r: -r.position):
             if not self._delete_retired_one(stored):
                 return False
@@ -425,13 +492,24 @@ class StackRun:
         """Delete every recorded resource, dependants first; True when all went."""
         self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
         ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
-        ok = ok and self._delete_retired()
+        ok = ok and self._delete_retired(everything=True)
         if ok:
             self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
         else:
             failed = [s for s in self.records.values() if s.status == "FAILED"]
             reason = failed[0].status_reason if failed else self._failure_reason({})
             self.stack_event("DELETE", "FAILED", f"Resource DELETE failed: {reason}")
+        return ok
+
+    def rollback_create(self) -> bool:
+        """Heat's rollback of a failed create: delete everything it made."""
+        self.stack_event("ROLLBACK", "IN_PROGRESS", "Stack ROLLBACK started")
+        ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        ok = ok and self._delete_retired(everything=True)
+        if ok:
+            self.stack_event("ROLLBACK", "COMPLETE", "Stack ROLLBACK completed successfully")
+        else:
+            self.stack_event("ROLLBACK", "FAILED", self._failure_reason({}))
         return ok
 
     def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
@@ -461,6 +539,14 @@ class StackRun:
         if record.action == "INIT":
             return
         self._guard(lambda: _no_outcome(handler.handle_delete(record)), record.name, "DELETE")
+
+
+def _later(seconds: float) -> str:
+    """The Heat-format time ``seconds`` from now ("" for none)."""
+    if seconds <= 0:
+        return ""
+    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:

@@ -144,6 +144,11 @@ class Resource:
                 return f"property {key} changed and cannot be updated in place"
         return None
 
+    def check_healthy(self, state: ResourceState) -> bool:
+        """Whether the physical resource still exists as recorded (Heat's check);
+        a rollback swaps a retired resource back only when it is healthy."""
+        return True
+
     def needs_replace_failed(self, current: ResourceState) -> bool:
         """Whether a resource whose last action failed (or never finished) is
         replaced rather than updated; Heat replaces, except nested stacks."""

@@ -55,6 +55,9 @@ class RevisionRecord:
     created: str
     definition: Mapping[str, Any]
     digest: str
+    # What the apply left: resource path -> {type, status, physical_id}.
+    outcome: Mapping[str, Any] = field(default_factory=dict)
+    finished: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,9 @@ class StoredResource:
     # 0 for the live resource; for one that a replacement retired, the revision
     # that replaced it (kept until an update completes, for rollback).
     retired_in: int = 0
+    # For a retired resource: until when a successful update keeps it (Heat
+    # timestamp format; "" means it goes with the next successful update).
+    keep_until: str = ""
 
 
 class Store(ABC):
@@ -146,7 +152,8 @@ class Store(ABC):
 
     @abstractmethod
     def finish_revision(
-        self, stack_id: str, revision: int, status: str, reason: str
+        self, stack_id: str, revision: int, status: str, reason: str,
+        outcome: Mapping[str, Any] | None = None,
     ) -> None: ...
 
     @abstractmethod
@@ -162,8 +169,13 @@ class Store(ABC):
         """Resources replaced by an update and not deleted yet."""
 
     @abstractmethod
-    def retire_resource(self, stack_id: str, name: str, revision: int) -> None:
+    def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
         """Keep the live row of ``name`` aside as replaced in ``revision``."""
+
+    @abstractmethod
+    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int) -> None:
+        """Make a retired row live again; the live row of ``name`` (if any) is
+        retired in ``revision`` in its place.  One transaction."""
 
     @abstractmethod
     def save_resource(

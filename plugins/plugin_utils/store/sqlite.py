@@ -63,6 +63,8 @@ CREATE TABLE IF NOT EXISTS revisions (
     created TEXT NOT NULL,
     definition TEXT NOT NULL,
     digest TEXT NOT NULL,
+    outcome TEXT NOT NULL DEFAULT '{}',
+    finished TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (stack_id, revision)
 );
 CREATE TABLE IF NOT EXISTS resources (
@@ -83,6 +85,7 @@ CREATE TABLE IF NOT EXISTS resources (
     requires TEXT NOT NULL DEFAULT '[]',
     position INTEGER NOT NULL DEFAULT 0,
     retired_in INTEGER NOT NULL DEFAULT 0,
+    keep_until TEXT NOT NULL DEFAULT '',
     updated TEXT NOT NULL,
     PRIMARY KEY (stack_id, name, retired_in)
 );
@@ -311,16 +314,20 @@ class SqliteStore(Store):
             )
             revision = rows[0]["last"] + 1
             self._write(
-                "INSERT INTO revisions VALUES (?, ?, ?, 'IN_PROGRESS', '', ?, ?, ?)",
+                "INSERT INTO revisions VALUES (?, ?, ?, 'IN_PROGRESS', '', ?, ?, ?, '{}', '')",
                 (stack_id, revision, action, utc_now(), json.dumps(definition), digest),
             )
             self._write("UPDATE stacks SET revision = ? WHERE id = ?", (revision, stack_id))
         return revision
 
-    def finish_revision(self, stack_id: str, revision: int, status: str, reason: str) -> None:
+    def finish_revision(
+        self, stack_id: str, revision: int, status: str, reason: str,
+        outcome: Mapping[str, Any] | None = None,
+    ) -> None:
         self._write(
-            "UPDATE revisions SET status = ?, status_reason = ? WHERE stack_id = ? AND revision = ?",
-            (status, reason, stack_id, revision),
+            "UPDATE revisions SET status = ?, status_reason = ?, outcome = ?, finished = ?"
+            " WHERE stack_id = ? AND revision = ?",
+            (status, reason, json.dumps(outcome or {}), utc_now(), stack_id, revision),
         )
 
     def revisions(self, stack_id: str) -> list[RevisionRecord]:
@@ -337,6 +344,8 @@ class SqliteStore(Store):
                 created=row["created"],
                 definition=json.loads(row["definition"]),
                 digest=row["digest"],
+                outcome=json.loads(row["outcome"]),
+                finished=row["finished"],
             )
             for row in rows
         ]
@@ -357,17 +366,29 @@ class SqliteStore(Store):
         )
         return [self._resource(row) for row in rows]
 
-    def retire_resource(self, stack_id: str, name: str, revision: int) -> None:
+    def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
         with self.transaction():
-            # A resource replaced twice in one revision keeps only its last old self.
+            self._retire(stack_id, name, revision, keep_until)
+
+    def _retire(self, stack_id: str, name: str, revision: int, keep_until: str) -> None:
+        # A resource replaced twice in one revision keeps only its last old self.
+        self._write(
+            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
+            (stack_id, name, revision),
+        )
+        self._write(
+            "UPDATE resources SET retired_in = ?, keep_until = ?, updated = ?"
+            " WHERE stack_id = ? AND name = ? AND retired_in = 0",
+            (revision, keep_until, utc_now(), stack_id, name),
+        )
+
+    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int) -> None:
+        with self.transaction():
+            self._retire(stack_id, name, revision, "")
             self._write(
-                "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
-                (stack_id, name, revision),
-            )
-            self._write(
-                "UPDATE resources SET retired_in = ? WHERE stack_id = ? AND name = ?"
-                " AND retired_in = 0",
-                (revision, stack_id, name),
+                "UPDATE resources SET retired_in = 0, keep_until = '', updated = ?"
+                " WHERE stack_id = ? AND name = ? AND retired_in = ?",
+                (utc_now(), stack_id, name, retired_in),
             )
 
     @staticmethod
@@ -392,6 +413,7 @@ class SqliteStore(Store):
             requires=tuple(json.loads(row["requires"])),
             position=row["position"],
             retired_in=row["retired_in"],
+            keep_until=row["keep_until"],
         )
 
     def save_resource(
@@ -400,7 +422,7 @@ class SqliteStore(Store):
     ) -> None:
         self._write(
             "INSERT OR REPLACE INTO resources VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
             (
                 stack_id,
                 state.name,
