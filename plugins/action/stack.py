@@ -43,6 +43,8 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "on_restricted": {"type": "str", "choices": list(RESTRICTED_MODES), "default": "fail"},
     "timeout": {"type": "int", "default": 0},
     "graph": {"type": "str", "choices": list(FORMATS)},
+    "rollback_on_failure": {"type": "bool", "default": False},
+    "keep_replaced": {"type": "int", "default": 0},
 }
 
 
@@ -101,6 +103,8 @@ class ActionModule(ActionBase):
             timeout=args["timeout"],
             cancel=cancel,
             graph=args["graph"] or "",
+            rollback_on_failure=args["rollback_on_failure"],
+            keep_replaced=args["keep_replaced"],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

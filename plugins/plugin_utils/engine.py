@@ -41,7 +41,8 @@ from .render import render
 from .results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from .stack_run import Cancel, Event, RunOptions, StackRun
 from .store.base import RevisionRecord, StackRecord, Store
-from .views import describe_stack, list_resources, resource_entry, summarize_stack
+from .rollback import load_target, rollback_summary, run_rollback
+from .views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
 RESTRICTED_MODES = ("fail", "skip")
 
 
@@ -62,6 +63,8 @@ class ApplyRequest:
     max_workers: int = DEFAULT_WORKERS
     cancel: Cancel | None = None
     graph: str = ""  # "", or one of render.FORMATS
+    rollback_on_failure: bool = False  # Heat's default: off
+    keep_replaced: float = 0  # seconds a successful update keeps what it replaced
 
 
 @dataclass
@@ -145,8 +148,10 @@ def _converge(
     progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
+    sink = event_sink(events, progress)
     cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
+    rolled_back: dict[str, Any] | None = None
     store.acquire_lock(request.name, holder)
     try:
         stack = store.find_stack(request.name) or store.create_stack(
@@ -154,19 +159,54 @@ def _converge(
         action = "CREATE" if stack.action == "INIT" else "UPDATE"
         recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
         revision = store.add_revision(stack.id, action, recorded, prepared.digest)
-        options = RunOptions(revision, prepared.skip, cancel, request.max_workers)
-        ok = StackRun(store, stack, event_sink(events, progress), options=options).converge(
-            prepared.definition, action)
+        options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
+                             keep_replaced=request.keep_replaced)
+        run = StackRun(store, stack, sink, options=options)
+        ok = run.converge(prepared.definition, action)
+        failed = store.get_stack(stack.id)
         store.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
-                              store.get_stack(stack.id).status_reason)
+                              failed.status_reason, outcome_of(store, stack.id))
+        if not ok and request.rollback_on_failure:
+            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel)
     finally:
         if timer is not None:
             timer.cancel()
         store.release_lock(request.name, holder)
     final = store.get_stack(stack.id)
     parameters = prepared.definition.parameters.display()
-    return stack_result(store, final, events, request.nested_depth, parameters,
-                        prepared.plan, prepared.plan_id)
+    result = stack_result(store, final, events, request.nested_depth, parameters,
+                          prepared.plan, prepared.plan_id)
+    if rolled_back is not None:
+        result.failed, result.rollback = True, rolled_back
+        result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "
+                      f"{final.stack_status} ({final.status_reason})")
+    return result
+
+
+def _roll_back_failure(
+    store: Store, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
+) -> dict[str, Any]:
+    """``rollback_on_failure``: a failed create deletes what it made; a failed
+    update goes back to the last good revision, swapping replaced resources back."""
+    if cancel.event.is_set():
+        cancel = Cancel()  # a time-out stops the update, not the rollback
+    if action == "CREATE":
+        options = RunOptions(failed.revision, cancel=cancel)
+        ok = StackRun(store, failed, sink, options=options).rollback_create()
+        return {"target_revision": None, "status": store.get_stack(failed.id).stack_status,
+                "succeeded": ok, "restored": [], "recreated": {}, "accepted_as_is": []}
+    revisions = store.revisions(failed.id)
+    good = [r for r in revisions if r.status == "COMPLETE" and r.revision < failed.revision]
+    try:
+        if not good:
+            raise Refused("no earlier revision completed: nothing to roll back to")
+        target = load_target(failed, good[-1], prepared.given)
+    except (Refused, HotplayError) as refusal:
+        return {"target_revision": None, "status": failed.stack_status, "succeeded": False,
+                "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
+                "accepted_as_is": []}
+    ok, options = run_rollback(store, failed, target, sink, RunOptions(cancel=cancel))
+    return rollback_summary(target.revision.revision, options, ok, store.get_stack(failed.id))
 
 
 def _recorded(prepared: _Prepared) -> dict[str, Any]:

@@ -103,11 +103,13 @@ def _state_line(prefix: str, state: ResourceState) -> str:
 
 
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
-            skip_restricted: bool = False) -> Plan:
+            skip_restricted: bool = False, restore: bool = False) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack).
 
     With ``skip_restricted``, a resource whose change the environment restricts is
-    planned as left unchanged, and what reads it sees it unchanged."""
+    planned as left unchanged, and what reads it sees it unchanged.  With
+    ``restore`` (a rollback), a retired resource that is what the definition
+    needs is planned as swapped back in."""
     from .stack_run import StackRun  # the runtime handlers read the store through
 
     record = stack or _unsaved_stack(definition.identity)
@@ -115,7 +117,7 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
     run.definition = definition
     plan = Plan()
     plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
-    _Previewer(run, definition, "", plan, skip_restricted).walk()
+    _Previewer(run, definition, "", plan, skip_restricted, restore).walk()
     return plan
 
 
@@ -140,8 +142,9 @@ class _Previewer:
     """Plans one stack of the tree (nested stacks get their own)."""
 
     def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan,
-                 skip_restricted: bool = False) -> None:
+                 skip_restricted: bool = False, restore: bool = False) -> None:
         self.skip_restricted = skip_restricted
+        self.restore = restore
         self.stack_run = stack_run
         self.store: Store = stack_run.store
         self.definition = definition
@@ -185,6 +188,8 @@ class _Previewer:
         record = self.records.get(name)
         after, unknown = self._properties(defn, handler)
         action, reason = self._decide(defn, handler, record, after, unknown)
+        if self.restore and action != "unchanged" and not unknown:
+            action, reason = self._swap_back(defn, handler, after, action, reason)
         path = self.prefix + name
         restricted = (action == "updated" and "update" in defn.restricted_actions) or (
             action == "replaced" and "replace" in defn.restricted_actions)
@@ -249,6 +254,22 @@ class _Previewer:
         parts = ([f"properties changed: {described}"] if changed else []) + other
         return "updated", "; ".join(parts)
 
+    def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],
+                   action: str, reason: str) -> tuple[str, str]:
+        """A rollback puts back a retired resource when it is what is needed."""
+        for stored in sorted(self.store.retired_resources(self.stack_run.stack.id),
+                             key=lambda r: -r.retired_in):
+            old = stored.state
+            if (old.name != defn.name or old.implementation != defn.implementation
+                    or old.status != "COMPLETE" or dict(old.properties) != dict(after)):
+                continue
+            if handler.check_healthy(old):
+                return "replaced", (f"swaps back {old.physical_id}, replaced in revision "
+                                    f"{stored.retired_in}")
+            return action, (f"{reason}; the resource replaced in revision {stored.retired_in} "
+                            f"({old.physical_id}) is gone or changed, so it is recreated")
+        return action, reason
+
     def _definition_changes(self, defn: Any, record: ResourceState) -> list[str]:
         found = []
         try:
@@ -285,7 +306,7 @@ class _Previewer:
         run = StackRun(self.store, record_for_child, lambda event: None,
                        path=self.stack_run.path + (name,))
         run.definition = child
-        _Previewer(run, child, prefix, self.plan, self.skip_restricted).walk()
+        _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore).walk()
 
     def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
                           child_stack: StackRecord | None) -> StackDefinition | None:

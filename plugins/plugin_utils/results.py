@@ -31,6 +31,7 @@ class StackResult:
     plan: Plan | None = None
     plan_id: str | None = None
     graph: str | None = None
+    rollback: dict[str, Any] | None = None
     msg: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -54,6 +55,8 @@ class StackResult:
             result["plan_id"] = self.plan_id
         if self.graph is not None:
             result["graph"] = self.graph
+        if self.rollback is not None:
+            result["rollback"] = self.rollback
         return result
 
 

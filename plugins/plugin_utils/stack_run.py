@@ -269,7 +269,8 @@ class StackRun:
             return
         properties = self._resolved_properties(defn, handler)
         if self.path_of(defn.name) in self.options.skip:
-            return  # restricted (skip mode), or accepted as it is by a rollback
+            self._accept(record)  # restricted (skip mode), or accepted by a rollback
+            return
         if self.options.restore and self._swap_back(defn, handler, record, properties):
             return
         if record is None or record.action == "INIT" or (
@@ -285,6 +286,14 @@ class StackRun:
             self._replace(defn, handler, properties, record)
         else:
             self._update(defn, handler, properties, record)
+
+    def _accept(self, record: ResourceState | None) -> None:
+        """A rollback's ``skip``: a failed resource is accepted as it is
+        (CloudFormation's ResourcesToSkip); others are just left alone."""
+        if self.options.restore and record is not None and record.status != "COMPLETE":
+            self.save(replace(record, action="ROLLBACK", status="COMPLETE",
+                              status_reason="accepted as it is (skip)"),
+                      "accepted as it is (skip)")
 
     def _swap_back(self, defn: ResourceDefinition, handler: Resource,
                    record: ResourceState | None, properties: dict[str, Any]) -> bool:
@@ -476,9 +485,12 @@ class StackRun:
     def _delete_retired_one(self, stored: StoredResource) -> bool:
         old = stored.state
         handler = handler_for_record(old, self.runtime)
+        # A resource recreated under the same physical id (a fixed name) is live
+        # again: only the stale record goes.
+        in_use = any(s.physical_id == old.physical_id for s in self.records.values())
         self.event(old.name, "DELETE", "IN_PROGRESS", "state changed", old.physical_id)
         try:
-            if old.deletion_policy != "Retain":
+            if old.deletion_policy != "Retain" and not in_use:
                 self._delete_physical(old, handler)
         except _Failed as failure:
             self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)

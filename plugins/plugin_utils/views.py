@@ -140,3 +140,12 @@ def event_dict(event: Event) -> dict[str, Any]:
     if event.path:
         entry["parent"] = "/".join(event.path)
     return entry
+
+
+def outcome_of(store: Store, stack_id: str) -> dict[str, Any]:
+    """What a revision left: every resource (nested ones by path) with its state."""
+    return {
+        entry["name"]: {"type": entry["type"], "status": entry["status"],
+                        "physical_id": entry["physical_id"]}
+        for entry in list_resources(store, stack_id, nested_depth=1000)
+    }

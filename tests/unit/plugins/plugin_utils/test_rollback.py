@@ -1,0 +1,190 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rollback: automatic on failure, and stack_rollback from any state, in-process
+with real files on disk (Hotplay::Local::File) as the physical resources."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import ApplyRequest, apply_stack
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
+    RollbackRequest,
+    rollback_stack,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
+
+# A file replaced when its name changes, an in-place content, and a test resource
+# that fails on demand after the replacement.
+FILES = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      dir: {type: string}
+      name: {type: string, default: first.conf}
+      content: {type: string, default: v1}
+      fail: {type: boolean, default: false}
+    resources:
+      config:
+        type: Hotplay::Local::File
+        properties:
+          directory: {get_param: dir}
+          name: {get_param: name}
+          content: {get_param: content}
+      check:
+        type: OS::Heat::TestResource
+        properties:
+          value: {get_attr: [config, path]}
+          fail: {get_param: fail}
+    outputs:
+      path: {value: {get_attr: [config, path]}}
+    """
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    opened = SqliteStore(str(tmp_path / "store.db"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    return folder
+
+
+class Stack:
+    def __init__(self, store: SqliteStore, folder: Path, files: Path) -> None:
+        self.store, self.files = store, files
+        self.template = folder / "files.yaml"
+        self.template.write_text(textwrap.dedent(FILES))
+
+    def apply(self, **parameters: Any) -> dict[str, Any]:
+        options = {k: parameters.pop(k) for k in ("rollback_on_failure", "keep_replaced")
+                   if k in parameters}
+        request = ApplyRequest(name="s", template=str(self.template),
+                               parameters={"dir": str(self.files), **parameters}, **options)
+        return apply_stack(self.store, request, "test").as_dict()
+
+    def rollback(self, **options: Any) -> dict[str, Any]:
+        return rollback_stack(self.store, RollbackRequest(name="s", **options), "test").as_dict()
+
+    def on_disk(self) -> dict[str, str]:
+        return {p.name: p.read_text() for p in sorted(self.files.iterdir())}
+
+
+@pytest.fixture
+def stack(store, tmp_path, files) -> Stack:
+    return Stack(store, tmp_path, files)
+
+
+def test_failed_create_rolls_back_by_deleting_what_it_made(stack):
+    result = stack.apply(fail=True, rollback_on_failure=True)
+    assert result["failed"] and result["stack_status"] == "ROLLBACK_COMPLETE"
+    assert "resources.check: Test Resource failed" in result["msg"]
+    assert "automatic rollback: ROLLBACK_COMPLETE" in result["msg"]
+    assert stack.on_disk() == {} and result["resources"] == []
+
+
+def test_failed_update_swaps_the_old_file_back_and_deletes_the_new(stack):
+    first = stack.apply()
+    failed = stack.apply(name="second.conf", content="v2", fail=True, rollback_on_failure=True)
+    assert failed["failed"] and failed["stack_status"] == "ROLLBACK_COMPLETE"
+    assert failed["rollback"]["restored"] == ["config"]
+    assert failed["outputs"]["path"] == first["outputs"]["path"]
+    assert stack.on_disk() == {"first.conf": "v1"}
+    physical = {r["name"]: r["physical_id"] for r in failed["resources"]}
+    assert physical["config"] == first["outputs"]["path"]
+
+
+def test_stack_rollback_from_update_failed_without_automatic_rollback(stack):
+    stack.apply()
+    failed = stack.apply(name="second.conf", fail=True)
+    assert failed["stack_status"] == "UPDATE_FAILED"
+    assert stack.on_disk() == {"first.conf": "v1", "second.conf": "v1"}  # old one retained
+    rolled = stack.rollback()
+    assert rolled["stack_status"] == "ROLLBACK_COMPLETE", rolled
+    assert rolled["rollback"]["target_revision"] == 1 and rolled["rollback"]["restored"] == ["config"]
+    assert stack.on_disk() == {"first.conf": "v1"}
+    assert rolled["revision"] == 3
+
+
+def test_rollback_after_success_within_and_beyond_max_age(stack, store):
+    stack.apply()
+    stack.apply(name="second.conf", keep_replaced=600)
+    assert stack.on_disk() == {"first.conf": "v1", "second.conf": "v1"}  # kept for a rollback
+    preview = stack.rollback(check_mode=True)
+    assert preview["plan"]["replaced"] == ["config"]
+    assert "swaps back" in preview["plan"]["reasons"]["config"]
+    assert stack.on_disk() == {"first.conf": "v1", "second.conf": "v1"}  # previews change nothing
+    store._write("UPDATE revisions SET created = '2020-01-01T00:00:00Z' WHERE revision = 2")
+    refused = stack.rollback()
+    assert refused["failed"] and "more than max_age (1 h 0 min)" in refused["msg"]
+    assert stack.rollback(max_age=0)["rollback"]["restored"] == ["config"]
+    assert stack.on_disk() == {"first.conf": "v1"}
+
+
+def test_rollback_to_a_numbered_revision_two_back(stack):
+    stack.apply(content="v1")
+    stack.apply(content="v2")
+    stack.apply(content="v3")
+    rolled = stack.rollback(revision=1)
+    assert rolled["stack_status"] == "ROLLBACK_COMPLETE"
+    assert stack.on_disk() == {"first.conf": "v1"}
+    assert rolled["parameters"]["content"] == "v1"
+
+
+def test_a_retired_resource_deleted_meanwhile_is_recreated_and_said(stack):
+    stack.apply()
+    stack.apply(name="second.conf", fail=True)
+    os.unlink(stack.files / "first.conf")  # someone removed it by hand
+    preview = stack.rollback(check_mode=True)
+    assert "is gone or changed, so it is recreated" in preview["plan"]["reasons"]["config"]
+    rolled = stack.rollback()
+    assert rolled["stack_status"] == "ROLLBACK_COMPLETE"
+    assert rolled["rollback"]["restored"] == []
+    assert "gone or changed" in rolled["rollback"]["recreated"]["config"]
+    assert stack.on_disk() == {"first.conf": "v1"}
+
+
+def test_rollback_of_a_rollback(stack):
+    stack.apply(content="v1")
+    stack.apply(content="v2")
+    stack.rollback()
+    assert stack.on_disk() == {"first.conf": "v1"}
+    again = stack.rollback()
+    assert again["rollback"]["target_revision"] == 2
+    assert stack.on_disk() == {"first.conf": "v2"} and again["revision"] == 4
+
+
+def test_failing_rollback_then_recovered_with_skip(stack, store):
+    stack.apply(content="v1")
+    stack.apply(content="v2")
+    # The world moved on: the file's directory is gone, so restoring v1 fails.
+    shutil.rmtree(stack.files)
+    failed = stack.rollback()
+    assert failed["stack_status"] == "ROLLBACK_FAILED" and failed["failed"]
+    statuses = {r["name"]: r["status"] for r in failed["resources"]}
+    assert statuses["config"] == "UPDATE_FAILED"
+    assert "No such file or directory" in failed["stack_status_reason"]
+    # Re-running fails the same way; accepting the file as it is completes it.
+    recovered = stack.rollback(revision=1, skip=["config"])
+    assert recovered["stack_status"] == "ROLLBACK_COMPLETE", recovered["stack_status_reason"]
+    assert recovered["rollback"]["accepted_as_is"] == ["config"]
+    config = next(r for r in recovered["resources"] if r["name"] == "config")
+    assert (config["status"], config["status_reason"]) == ("ROLLBACK_COMPLETE", "accepted as it is (skip)")
+    revisions = {r.revision: r for r in store.revisions(store.find_stack("s").id)}
+    assert revisions[recovered["revision"]].definition["accepted_as_is"] == ["config"]
+
+
+def test_nothing_to_roll_back_to_is_said_clearly(stack):
+    stack.apply()
+    refused = stack.rollback()
+    assert refused["failed"] and "no earlier revision that completed" in refused["msg"]
