@@ -16,6 +16,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     describe_stack,
     summarize_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import revision_diff
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     HotplayError,
     StackNotFound,
@@ -28,6 +29,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "nested_depth": {"type": "int", "default": 0},
     "events": {"type": "bool", "default": True},
     "graph": {"type": "str", "choices": list(FORMATS)},
+    "compare_revisions": {"type": "list", "elements": "int"},
 }
 
 
@@ -59,4 +61,10 @@ class ActionModule(ActionBase):
                                    args["graph"] or "")
         except StackNotFound:
             return {"exists": False}
-        return {"exists": True, "stack": stack}
+        shown: dict[str, Any] = {"exists": True, "stack": stack}
+        compare = args["compare_revisions"]
+        if compare:
+            if len(compare) != 2:
+                raise HotplayError("compare_revisions takes two revision numbers")
+            shown["revision_diff"] = revision_diff(store, args["name"], compare[0], compare[1])
+        return shown

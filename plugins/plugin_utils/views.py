@@ -31,7 +31,9 @@ def describe_stack(
         "resources": list_resources(store, stack.id, nested_depth),
         "revisions": [
             {"revision": r.revision, "action": r.action, "status": r.status,
-             "status_reason": r.status_reason, "created": r.created}
+             "status_reason": r.status_reason, "created": r.created, "finished": r.finished,
+             "rolled_back_to": r.definition.get("rolled_back_to"),
+             "accepted_as_is": r.definition.get("accepted_as_is", [])}
             for r in revisions
         ],
     }
@@ -148,4 +150,50 @@ def outcome_of(store: Store, stack_id: str) -> dict[str, Any]:
         entry["name"]: {"type": entry["type"], "status": entry["status"],
                         "physical_id": entry["physical_id"]}
         for entry in list_resources(store, stack_id, nested_depth=1000)
+    }
+
+
+def revision_diff(store: Store, name: str, first: int, second: int) -> dict[str, Any]:
+    """What changed from revision ``first`` to ``second``: the template (a unified
+    diff), the parameters, and the resources each left."""
+    stack = store.find_stack(name)
+    if stack is None:
+        raise StackNotFound(f"The Stack ({name}) could not be found.")
+    revisions = {r.revision: r for r in store.revisions(stack.id)}
+    for number in (first, second):
+        if number not in revisions:
+            known = ", ".join(str(n) for n in sorted(revisions))
+            raise StackNotFound(f"Stack {name} has no revision {number} (it has {known})")
+    old, new = revisions[first], revisions[second]
+    return {
+        "from": first,
+        "to": second,
+        "template": _text_diff(old.definition.get("template"), new.definition.get("template"),
+                               f"revision {first}", f"revision {second}"),
+        "parameters": _mapping_diff(old.definition.get("effective_parameters", {}),
+                                    new.definition.get("effective_parameters", {})),
+        "resources": _mapping_diff(old.outcome, new.outcome),
+    }
+
+
+def _text_diff(old: Any, new: Any, old_name: str, new_name: str) -> str:
+    import difflib
+
+    import yaml
+
+    before = yaml.safe_dump(old, sort_keys=False).splitlines(keepends=True)
+    after = yaml.safe_dump(new, sort_keys=False).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, after, old_name, new_name))
+
+
+def _mapping_diff(old: Any, new: Any) -> dict[str, Any]:
+    """added / removed / changed keys; hidden values stay hidden."""
+    old, new = dict(old or {}), dict(new or {})
+    shown = {k: ("******" if isinstance(v, dict) and _hidden(v) else v) for k, v in new.items()}
+    was = {k: ("******" if isinstance(v, dict) and _hidden(v) else v) for k, v in old.items()}
+    return {
+        "added": {k: shown[k] for k in sorted(set(new) - set(old))},
+        "removed": {k: was[k] for k in sorted(set(old) - set(new))},
+        "changed": {k: {"before": was[k], "after": shown[k]}
+                    for k in sorted(set(old) & set(new)) if old[k] != new[k]},
     }

@@ -188,3 +188,24 @@ def test_nothing_to_roll_back_to_is_said_clearly(stack):
     stack.apply()
     refused = stack.rollback()
     assert refused["failed"] and "no earlier revision that completed" in refused["msg"]
+
+
+def test_revisions_are_listed_and_compared(stack, store):
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import (
+        describe_stack,
+        revision_diff,
+    )
+
+    stack.apply(content="v1")
+    stack.apply(name="second.conf", content="v2")
+    stack.rollback()
+    listed = describe_stack(store, "s")["revisions"]
+    assert [(r["revision"], r["action"], r["status"], r["rolled_back_to"]) for r in listed] == [
+        (1, "CREATE", "COMPLETE", None), (2, "UPDATE", "COMPLETE", None),
+        (3, "ROLLBACK", "COMPLETE", 1)]
+    diff = revision_diff(store, "s", 1, 2)
+    assert diff["parameters"]["changed"] == {
+        "content": {"before": "v1", "after": "v2"},
+        "name": {"before": "first.conf", "after": "second.conf"}}
+    assert diff["resources"]["changed"]["config"]["after"]["physical_id"].endswith("second.conf")
+    assert diff["template"] == ""  # same template, other parameters
