@@ -325,7 +325,9 @@ class StackDefinition:
         for snippet in (properties, metadata, update_policy):
             self.template.validate_functions(snippet)
         depends_on = self._depends_on(name, entry.get("depends_on"), path)
-        resource_path = self.identity.path + (name,)
+        # A nested stack's environment is already narrowed to it (for_nested):
+        # registry paths are relative to this stack.
+        resource_path = (name,)
         registry = self.environment.registry
         implementation = registry.resolve(str(entry["type"]), resource_path)
         self._check_type(name, str(entry["type"]), implementation, path)
@@ -384,7 +386,7 @@ class StackDefinition:
                 f'Invalid deletion policy "{raw}"', path=f"{path}.deletion_policy"
             )
         cls = resource_class(self.environment.registry.resolve(
-            str(entry.get("type")), self.identity.path + (path.rsplit(".", 1)[-1],)))
+            str(entry.get("type")), (path.rsplit(".", 1)[-1],)))
         if policy == "Snapshot" and not callable(getattr(cls, "handle_snapshot_delete", None)):
             # Heat: only types that can snapshot accept it (none of ours can).
             raise StackValidationFailed(
@@ -445,7 +447,7 @@ class StackDefinition:
         if not isinstance(entry, Mapping) or "type" not in entry:
             return None
         implementation = self.environment.registry.resolve(
-            str(entry["type"]), self.identity.path + (name,)
+            str(entry["type"]), (name,)
         )
         cls = resource_class(implementation)
         if cls is not None:

@@ -12,14 +12,16 @@ revision and converge.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .definition import StackDefinition, StackIdentity
 from .errors import HotplayError
 from .executor import DEFAULT_WORKERS
+from .hooks import pending_hooks, stepping
 from .guards import (
     Refused,
     check_immutable,
@@ -65,6 +67,8 @@ class ApplyRequest:
     graph: str = ""  # "", or one of render.FORMATS
     rollback_on_failure: bool = False  # Heat's default: off
     keep_replaced: float = 0  # seconds a successful update keeps what it replaced
+    breakpoints: Sequence[tuple[str, str]] = ()  # (resource path pattern, hook)
+    wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
 
 
 @dataclass
@@ -80,6 +84,8 @@ class _Prepared:
     plan: Plan
     plan_id: str
     skip: frozenset[str]
+    # The stack stopped at hooks in the last revision (resumed by the same task).
+    paused: bool = False
 
 
 def apply_stack(
@@ -92,7 +98,8 @@ def apply_stack(
     except Refused as refusal:
         result = _refused(store, prepared, request, refusal)
     else:
-        changes = prepared.existing is None or not _unchanged(store, prepared.existing, prepared.digest)
+        changes = prepared.existing is None or prepared.paused or not _unchanged(
+            store, prepared.existing, prepared.digest)
         if request.check_mode or not changes:
             result = _planned(store, prepared, request, changes)
         else:
@@ -120,11 +127,19 @@ def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
     skipping = request.on_restricted == "skip"
     plan = preview(store, existing, definition, skip_restricted=skipping)
     skip = frozenset(c.path for c in plan.changes if c.skipped)
+    paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
-                     plan_id(existing, plan, digest), skip)
+                     plan_id(existing, plan, digest), skip, paused)
 
 
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
+    if prepared.paused and prepared.last is not None and prepared.digest != prepared.last.digest:
+        raise Refused(
+            f"Stack {request.name} is paused at hooks in revision {prepared.last.revision}; a "
+            "different definition cannot be applied now. To continue, clear the hooks "
+            "(hotplay.stacks.stack_hook) and run the same task again; to go back, use "
+            "hotplay.stacks.stack_rollback."
+        )
     parameters = prepared.definition.parameters
     immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
     check_immutable(prepared.last, parameters.values, immutable,
@@ -156,17 +171,16 @@ def _converge(
     try:
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
-        action = "CREATE" if stack.action == "INIT" else "UPDATE"
-        recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
-        revision = store.add_revision(stack.id, action, recorded, prepared.digest)
+        action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
-                             keep_replaced=request.keep_replaced)
-        run = StackRun(store, stack, sink, options=options)
-        ok = run.converge(prepared.definition, action)
+                             keep_replaced=request.keep_replaced,
+                             breakpoints=tuple(request.breakpoints))
+        run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
-        store.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
-                              failed.status_reason, outcome_of(store, stack.id))
-        if not ok and request.rollback_on_failure:
+        status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
+        store.finish_revision(stack.id, revision, status, failed.status_reason,
+                              outcome_of(store, stack.id))
+        if status == "FAILED" and request.rollback_on_failure:
             rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel)
     finally:
         if timer is not None:
@@ -181,6 +195,40 @@ def _converge(
         result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "
                       f"{final.stack_status} ({final.status_reason})")
     return result
+
+
+def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
+                     prepared: _Prepared) -> tuple[str, int]:
+    """A paused stack goes on in its revision; otherwise a new revision."""
+    if prepared.paused and prepared.last is not None:
+        return stack.action, prepared.last.revision
+    action = "CREATE" if stack.action == "INIT" else "UPDATE"
+    recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
+    return action, store.add_revision(stack.id, action, recorded, prepared.digest)
+
+
+def _run_until_settled(store: Store, stack: StackRecord, action: str, prepared: _Prepared,
+                       sink: Any, options: RunOptions, wait_for_hooks: float) -> StackRun:
+    """Converge; when stopped at hooks, wait (``wait_for_hooks``) for someone to
+    clear them from elsewhere, then go on."""
+    deadline = time.monotonic() + wait_for_hooks
+    while True:
+        current = store.get_stack(stack.id)
+        options = replace(options, stepping=stepping(store, current))
+        run = StackRun(store, current, sink, options=options)
+        run.converge(prepared.definition, action)
+        if not run.paused or not _wait_for_clearing(store, current, deadline, options.cancel):
+            return run
+
+
+def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel: Cancel) -> bool:
+    """Poll the store until every pending hook is cleared (True) or time is up."""
+    while time.monotonic() < deadline:
+        if cancel.event.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+            return False
+        if not pending_hooks(store, stack):
+            return True
+    return False
 
 
 def _roll_back_failure(
@@ -225,6 +273,8 @@ class DeleteRequest:
     timeout: float = 0
     cancel: Cancel | None = None
     graph: str = ""
+    breakpoints: Sequence[tuple[str, str]] = ()
+    wait_for_hooks: float = 0
 
 
 def delete_stack(
@@ -259,12 +309,23 @@ def _delete(
     progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
+    sink = event_sink(events, progress)
     cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
+    deadline = time.monotonic() + request.wait_for_hooks
     store.acquire_lock(request.name, holder)
     try:
-        options = RunOptions(existing.revision, cancel=cancel)
-        ok = StackRun(store, existing, event_sink(events, progress), options=options).delete()
+        last_definition = _last_definition(store, existing)
+        while True:
+            current = store.get_stack(existing.id)
+            options = RunOptions(existing.revision, cancel=cancel,
+                                 breakpoints=tuple(request.breakpoints),
+                                 stepping=stepping(store, current))
+            run = StackRun(store, current, sink, options=options)
+            run.delete_definition = last_definition
+            ok = run.delete()
+            if not run.paused or not _wait_for_clearing(store, current, deadline, cancel):
+                break
         if ok:
             store.mark_stack_deleted(existing.id)
     finally:
@@ -274,8 +335,20 @@ def _delete(
     final = store.get_stack(existing.id)
     result = stack_result(store, final, events, request.nested_depth)
     if ok:
-        result.resources = []
+        result.resources, result.hooks_pending = [], []
     return result
+
+
+def _last_definition(store: Store, stack: StackRecord) -> StackDefinition | None:
+    """The definition of the last revision, for the hooks its environment sets on
+    a deletion (None when it cannot be rebuilt: then only the task's count)."""
+    last = _last_revision(store, stack)
+    if last is None:
+        return None
+    try:
+        return load_target(stack, last, {}).definition
+    except HotplayError:
+        return None
 
 
 def _last_revision(store: Store, stack: StackRecord | None) -> RevisionRecord | None:
@@ -305,6 +378,7 @@ def _planned(store: Store, prepared: _Prepared, request: ApplyRequest, changes: 
         changed=changes, failed=False, stack=stack, resources=resources,
         parameters=prepared.definition.parameters.display(),
         plan=prepared.plan, plan_id=prepared.plan_id,
+        hooks_pending=[h.as_dict() for h in pending_hooks(store, stack)] if stack else [],
     )
 
 

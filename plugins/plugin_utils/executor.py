@@ -24,16 +24,22 @@ Node = TypeVar("Node", bound=Hashable)
 DEFAULT_WORKERS = 128
 
 
+class Paused(Exception):
+    """Raised by work that waits for a person (a hook): the node is not done, what
+    depends on it waits, and everything else goes on."""
+
+
 @dataclass
 class TraversalResult(Generic[Node]):
     succeeded: list[Node] = field(default_factory=list)
     failed: list[Node] = field(default_factory=list)
+    paused: list[Node] = field(default_factory=list)
     not_started: list[Node] = field(default_factory=list)
     errors: dict[Node, BaseException] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.not_started
+        return not self.failed and not self.not_started and not self.paused
 
 
 def traverse(
@@ -44,8 +50,9 @@ def traverse(
 ) -> TraversalResult[Node]:
     """Call ``work(node)`` for every node after the nodes it requires.
 
-    ``work`` signals failure by raising.  Setting ``stop`` (a time-out, a pause)
-    keeps new nodes from starting, like a failure does.
+    ``work`` signals failure by raising, and a pause by raising ``Paused`` (only
+    its dependants wait).  Setting ``stop`` (a time-out, an interruption) keeps
+    new nodes from starting, like a failure does.
     """
     graph = normalise(requires)
     dependants = reverse(graph)
@@ -67,6 +74,9 @@ def traverse(
             for future in finished:
                 node = running.pop(future)
                 error = future.exception()
+                if isinstance(error, Paused):
+                    result.paused.append(node)
+                    continue
                 if error is not None:
                     result.failed.append(node)
                     result.errors[node] = error
@@ -76,6 +86,6 @@ def traverse(
                     waiting[dependant] -= 1
                     if waiting[dependant] == 0:
                         ready.append(dependant)
-    done = set(result.succeeded) | set(result.failed)
+    done = set(result.succeeded) | set(result.failed) | set(result.paused)
     result.not_started = [node for node in graph if node not in done]
     return result

@@ -32,6 +32,7 @@ class StackResult:
     plan_id: str | None = None
     graph: str | None = None
     rollback: dict[str, Any] | None = None
+    hooks_pending: list[dict[str, str]] | None = None
     msg: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -57,6 +58,8 @@ class StackResult:
             result["graph"] = self.graph
         if self.rollback is not None:
             result["rollback"] = self.rollback
+        if self.hooks_pending is not None:
+            result["hooks_pending"] = self.hooks_pending
         return result
 
 
@@ -84,6 +87,8 @@ def stack_result(
     parameters: dict[str, Any] | None = None, plan: Plan | None = None, plan_id: str | None = None,
 ) -> StackResult:
     """The result of a run that changed the stack (failed when the stack did)."""
+    from .hooks import pending_hooks
+
     return StackResult(
         changed=True,
         failed=stack.status == "FAILED",
@@ -93,4 +98,5 @@ def stack_result(
         parameters=parameters or {},
         plan=plan,
         plan_id=plan_id,
+        hooks_pending=[hook.as_dict() for hook in pending_hooks(store, stack)],
     )

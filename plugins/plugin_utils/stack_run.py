@@ -15,6 +15,7 @@ killed run leaves a store the next run can continue from.
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import secrets
 import string
 import threading
@@ -30,7 +31,7 @@ from .definition import (
     resolve_outputs,
 )
 from .errors import HotplayError, ResourceFailure
-from .executor import DEFAULT_WORKERS, traverse
+from .executor import DEFAULT_WORKERS, Paused, traverse
 from .functions.base import resolve
 from .graph import reverse
 from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
@@ -101,6 +102,11 @@ class RunOptions:
     report: RestoreReport = field(default_factory=RestoreReport)
     # How long a successful update keeps what it replaced (for a later rollback).
     keep_replaced: float = 0
+    # Breakpoints given by the task: (resource path pattern, hook) pairs, on top of
+    # the environment's ``hooks``.
+    breakpoints: tuple[tuple[str, str], ...] = ()
+    # Stepping (stack_hook action=step): every resource about to act pauses first.
+    stepping: bool = False
 
 
 class RunRuntime:
@@ -171,6 +177,10 @@ class StackRun:
             self.positions[stored.state.name] = stored.position
         self.handlers: dict[str, Resource] = {}
         self.definition: StackDefinition | None = None
+        # True when the run stopped at a hook (not failed: waiting for a person).
+        self.paused = False
+        # For a stack delete: the last definition, whose environment may set hooks.
+        self.delete_definition: StackDefinition | None = None
 
     # -- events and state -----------------------------------------------------------
     def event(self, name: str, action: str, status: str, reason: str, physical_id: str = "") -> None:
@@ -215,7 +225,8 @@ class StackRun:
         """Bring the stack to ``definition``; True when every resource got there."""
         self.definition = definition
         definition.scope.live = self.live
-        self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
+        if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
+            self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
         graph = definition.requires_graph()
         for name, defn in definition.resources.items():
             self.handlers[name] = handler_for(defn, self.runtime)
@@ -228,7 +239,12 @@ class StackRun:
             self.options.cancel.event,
         )
         self._record_not_started(definition, result.not_started)
+        if result.paused and not result.failed and not self.options.cancel.event.is_set():
+            self.paused = True  # the stack stays *_IN_PROGRESS until the hooks are cleared
+            return False
         ok = result.ok and self._delete_removed(definition) and self._delete_retired()
+        if self.paused:
+            return False
         self._finish(definition, action, ok, result.errors)
         return ok
 
@@ -275,17 +291,73 @@ class StackRun:
             return
         if record is None or record.action == "INIT" or (
                 record.action == "DELETE" and record.status == "COMPLETE"):
+            self._hook_point(defn, record, "create", "pre")
             self._create(defn, handler, properties)
+            self._hook_point(defn, self.records.get(defn.name), "create", "post")
+            return
+        if record.action == "CREATE" and record.status == "IN_PROGRESS" and record.nested_stack_id:
+            self._resume_create(defn, handler, properties, record)  # a nested stack that paused
             return
         change = self._change_needed(defn, handler, record, properties)
         if change is None:
+            self._still_held(defn.name)  # a resumed run: a post-hook not cleared yet
             return
         if change in defn.restricted_actions:
             raise self._restricted(defn, record, change)
+        self._hook_point(defn, record, "update", "pre")
         if change == "replace":
             self._replace(defn, handler, properties, record)
         else:
             self._update(defn, handler, properties, record)
+        self._hook_point(defn, self.records.get(defn.name), "update", "post")
+
+    def _resume_create(self, defn: ResourceDefinition, handler: Resource,
+                       properties: dict[str, Any], record: ResourceState) -> None:
+        """Carry on creating a nested stack a hook (or a kill) stopped midway."""
+        try:
+            outcome = self._guard(lambda: handler.handle_update(record, properties), defn.name, "CREATE")
+        except _Failed as failure:
+            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason)
+            raise
+        self._complete(replace(record, properties=properties), outcome)
+        self._hook_point(defn, self.records.get(defn.name), "create", "post")
+
+    # -- hooks (breakpoints) ---------------------------------------------------------
+    def hooks_of(self, name: str, declared: frozenset[str]) -> frozenset[str]:
+        """The hooks set on a resource: the environment's and the task's."""
+        path = self.path_of(name)
+        given = {hook for pattern, hook in self.options.breakpoints
+                 if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
+        return frozenset(declared) | given
+
+    def _hook_point(self, defn: ResourceDefinition | None, record: ResourceState | None,
+                    verb: str, when: str, name: str = "") -> None:
+        """Pause before or after an action when a hook is set there (Heat's
+        semantics: the resource keeps its status, what depends on it waits)."""
+        name = name or (defn.name if defn else "")
+        hook = f"{when}-{verb}"
+        declared = defn.hooks if defn else self._declared_hooks(name)
+        stepped = self.options.stepping and when == "pre"
+        if self.options.restore or not (hook in self.hooks_of(name, declared) or stepped):
+            return
+        status = self.store.hook_status(self.stack.id, name, hook, self.options.revision)
+        if status == "CLEARED":
+            return
+        if status is None:
+            if record is None and defn is not None:  # listed as Heat lists it: INIT_COMPLETE
+                record = self._new_state(defn, "INIT", "COMPLETE")
+                self.save(record)
+            action, state = (record.action, record.status) if record else ("INIT", "COMPLETE")
+            with self.store.transaction():
+                self.store.set_hook(self.stack.id, name, hook, self.options.revision, "PENDING")
+                self.event(name, action, state, f"{verb.upper()} paused until Hook {hook} is cleared",
+                           record.physical_id if record else "")
+        raise Paused(f"{self.path_of(name)}: {hook}")
+
+    def _still_held(self, name: str) -> None:
+        for hook in ("post-create", "post-update"):
+            if self.store.hook_status(self.stack.id, name, hook, self.options.revision) == "PENDING":
+                raise Paused(f"{self.path_of(name)}: {hook}")
 
     def _accept(self, record: ResourceState | None) -> None:
         """A rollback's ``skip``: a failed resource is accepted as it is
@@ -438,6 +510,8 @@ class StackRun:
         """Run a handler; turn its failure into Heat's status reason."""
         try:
             return call()
+        except Paused:
+            raise  # a nested stack stopped at a hook: not a failure
         except ResourceFailure as error:
             reason = f"{error.error_type}: resources.{name}: {error.message}"
         except Cancelled as error:
@@ -502,8 +576,11 @@ class StackRun:
 
     def delete(self) -> bool:
         """Delete every recorded resource, dependants first; True when all went."""
-        self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
+        if not (self.stack.action == "DELETE" and self.stack.status == "IN_PROGRESS"):
+            self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
         ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        if self.paused:
+            return False
         ok = ok and self._delete_retired(everything=True)
         if ok:
             self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
@@ -528,24 +605,44 @@ class StackRun:
         graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
         result = traverse(reverse(graph), self._delete_resource, self.options.max_workers,
                           self.options.cancel.event)
+        if result.paused and not result.failed:
+            self.paused = True
         return result.ok
 
     def _delete_resource(self, name: str) -> None:
         record = self.records[name]
-        handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
-        state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
-        self.save(state, "state changed")
-        if record.deletion_policy != "Retain":
-            try:
-                self._delete_physical(record, handler)
-            except _Failed as failure:
-                self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
-                raise
+        declared = self._declared_hooks(name)
+        if not (record.action == "DELETE" and record.status == "COMPLETE"):
+            self._hook_point(None, record, "delete", "pre", name=name)
+            handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
+            state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
+            self.save(state, "state changed")
+            if record.deletion_policy != "Retain":
+                try:
+                    self._delete_physical(record, handler)
+                except _Failed as failure:
+                    self.save(replace(state, status="FAILED", status_reason=failure.reason),
+                              failure.reason)
+                    raise
+            record = replace(state, status="COMPLETE", status_reason="state changed")
+            self.save(record, "state changed")
+        # A post-delete hook keeps the (deleted) record until it is cleared.
+        if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
+            self._hook_point(None, record, "delete", "post", name=name)
         with self.store.transaction():
-            self.save(replace(state, status="COMPLETE", status_reason="state changed"), "state changed")
             self.store.delete_resource(self.stack.id, name)
         with self._states_lock:
             self.records.pop(name, None)
+
+    def _declared_hooks(self, name: str) -> frozenset[str]:
+        """The environment's hooks for a resource being deleted (from the
+        definition when there is one, else from the last revision's registry)."""
+        definition = self.definition or self.delete_definition
+        if definition is not None and name in definition.resources:
+            return definition.resources[name].hooks
+        if definition is not None:
+            return definition.environment.registry.hooks((name,))
+        return frozenset()
 
     def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
         if record.action == "INIT":

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import HotplayError, StackValidationFailed
+from ..executor import Paused
 from ..functions.hot import select_path
 from ..template.loader import TemplateSource, load_yaml
 from .base import (
@@ -68,7 +69,10 @@ class NestedStackResource(Resource):
         self.bind_current(current)
         if not current.nested_stack_id:
             return self.handle_create(properties)
-        return self._converge(current.nested_stack_id, properties, "UPDATE")
+        child = self.runtime.store.get_stack(current.nested_stack_id)
+        # A child stopped while being created (a hook, a kill) goes on creating.
+        action = "CREATE" if child.action in ("INIT", "CREATE") and child.status != "COMPLETE" else "UPDATE"
+        return self._converge(current.nested_stack_id, properties, action)
 
     def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
         return None  # a nested stack is always updated in place, as Heat
@@ -105,6 +109,8 @@ class NestedStackResource(Resource):
             store.set_stack_status(child.id, action, "FAILED", str(error))
             raise self.fail(str(error), type(error).__name__) from error
         if not run.converge(definition, action):
+            if run.paused:
+                raise Paused(f"{self.name}: a resource inside waits at a hook")
             reason = store.get_stack(child.id).status_reason
             raise self.fail(reason, "Error")
         return Outcome(child.id, {"nested_stack_id": child.id, **extra})
@@ -129,7 +135,10 @@ class NestedStackResource(Resource):
             return
         store = self.runtime.store
         child = store.get_stack(current.nested_stack_id)
-        if not self.runtime.nested_run(child, self.name).delete():
+        run = self.runtime.nested_run(child, self.name)
+        if not run.delete():
+            if run.paused:
+                raise Paused(f"{self.name}: a resource inside waits at a hook")
             raise self.fail(store.get_stack(child.id).status_reason, "Error")
         store.mark_stack_deleted(child.id)
 

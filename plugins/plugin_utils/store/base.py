@@ -73,6 +73,18 @@ class EventRecord:
 
 
 @dataclass(frozen=True)
+class HookRecord:
+    """A breakpoint reached by a run: pending until someone clears it."""
+
+    stack_id: str
+    resource_name: str
+    hook: str  # pre-create, post-update, ...; "step" marks a stepping run
+    revision: int
+    status: str  # PENDING | CLEARED
+    created: str
+
+
+@dataclass(frozen=True)
 class StoredResource:
     """A resource row: its state plus the bookkeeping the store adds."""
 
@@ -186,6 +198,18 @@ class Store(ABC):
 
     @abstractmethod
     def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None: ...
+
+    # -- hooks ----------------------------------------------------------------------
+    @abstractmethod
+    def hook_status(self, stack_id: str, resource_name: str, hook: str, revision: int) -> str | None:
+        """PENDING, CLEARED, or None when the run never reached that hook."""
+
+    @abstractmethod
+    def set_hook(self, stack_id: str, resource_name: str, hook: str, revision: int, status: str) -> None: ...
+
+    @abstractmethod
+    def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
+        """The stack's hooks (not its nested stacks'), oldest first."""
 
     # -- events ---------------------------------------------------------------------
     @abstractmethod

@@ -25,6 +25,7 @@ from ..errors import StackLocked, StackNotFound, StoreError
 from ..resources.base import ResourceState
 from .base import (
     EventRecord,
+    HookRecord,
     RevisionRecord,
     StackRecord,
     Store,
@@ -100,6 +101,15 @@ CREATE TABLE IF NOT EXISTS events (
     time TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_stack ON events(stack_id, id);
+CREATE TABLE IF NOT EXISTS hooks (
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    resource_name TEXT NOT NULL,
+    hook TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (stack_id, resource_name, hook, revision)
+);
 CREATE TABLE IF NOT EXISTS locks (
     stack_name TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -450,6 +460,31 @@ class SqliteStore(Store):
             "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
             (stack_id, name, retired_in),
         )
+
+    # -- hooks ----------------------------------------------------------------------
+    def hook_status(self, stack_id: str, resource_name: str, hook: str, revision: int) -> str | None:
+        rows = self._read(
+            "SELECT status FROM hooks WHERE stack_id = ? AND resource_name = ? AND hook = ?"
+            " AND revision = ?",
+            (stack_id, resource_name, hook, revision),
+        )
+        return rows[0]["status"] if rows else None
+
+    def set_hook(self, stack_id: str, resource_name: str, hook: str, revision: int, status: str) -> None:
+        self._write(
+            "INSERT INTO hooks VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT"
+            " (stack_id, resource_name, hook, revision) DO UPDATE SET status = excluded.status",
+            (stack_id, resource_name, hook, revision, status, utc_now()),
+        )
+
+    def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
+        rows = self._read(
+            "SELECT * FROM hooks WHERE stack_id = ? AND (? IS NULL OR status = ?)"
+            " ORDER BY created, resource_name",
+            (stack_id, status, status),
+        )
+        return [HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
+                           row["status"], row["created"]) for row in rows]
 
     # -- events ---------------------------------------------------------------------
     def add_event(

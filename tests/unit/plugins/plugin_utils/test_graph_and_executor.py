@@ -86,3 +86,17 @@ def test_stop_event_keeps_new_work_from_starting():
 
     result = traverse({"a": set(), "b": {"a"}}, work, stop=stop)
     assert result.succeeded == ["a"] and result.not_started == ["b"]
+
+
+def test_a_paused_node_holds_its_dependants_only():
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.executor import Paused
+
+    def work(node: str) -> None:
+        if node == "hooked":
+            raise Paused()
+
+    graph = {"hooked": set(), "after_hooked": {"hooked"}, "free": set(), "after_free": {"free"}}
+    result = traverse(graph, work)
+    assert result.paused == ["hooked"] and result.failed == []
+    assert set(result.succeeded) == {"free", "after_free"}
+    assert result.not_started == ["after_hooked"] and not result.ok
