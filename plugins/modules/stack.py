@@ -182,6 +182,45 @@ options:
         C(Interrupted by SIGINT) recorded in the store.
     type: int
     default: 0
+  rollback_on_failure:
+    description:
+      - What to do when a create or an update fails. V(false), Heat's default,
+        leaves the stack C(CREATE_FAILED) or C(UPDATE_FAILED) as it is, to be
+        fixed by applying again or rolled back later with
+        M(hotplay.stacks.stack_rollback).
+      - V(true) rolls back at once, as Heat's C(--enable-rollback) does. A failed
+        create deletes every resource it made (those whose C(deletion_policy) is
+        C(Retain) are only forgotten) and the stack, which stays recorded, ends
+        C(ROLLBACK_COMPLETE). A failed update goes back to the last good revision
+        (the latest revision older than the failed one that completed), recorded
+        as a new C(ROLLBACK) revision, with the update's replaced resources
+        swapped back in as M(hotplay.stacks.stack_rollback) does; the stack ends
+        C(ROLLBACK_COMPLETE) or C(ROLLBACK_FAILED). The rollback is not subject to
+        a C(max_age), and the values of C(hidden) parameters given to this task
+        are used for the target revision.
+      - A time-out (O(timeout)) stops the update, not the rollback that follows it.
+      - 'With V(true), the task still fails, with the message "<FAILED status>: <reason>;
+        automatic rollback: <status> (<reason>)", and returns RV(rollback).'
+      - Ignored in check mode and with O(state=absent).
+    type: bool
+    default: false
+  keep_replaced:
+    description:
+      - Seconds that a successful update keeps the resources it replaced (the
+        physical resources and their records, retired) before deleting them, so
+        that a later M(hotplay.stacks.stack_rollback) can swap them back in
+        instead of creating them again.
+      - V(0), the default, is Heat's behaviour; replaced resources are deleted at
+        the end of the update that replaced them, once it has succeeded. A failed
+        update keeps what it replaced whatever this option says, until the stack
+        is rolled back or a later run succeeds.
+      - Kept resources still exist, and may cost, while they are kept. They are
+        deleted by the first successful update or rollback of the stack once their
+        time is over (nothing deletes them in between), and by a deletion of the
+        stack at any time; a check mode deletion lists them in RV(plan) as
+        C(deleted), with the reason C(replaced in revision <n>, kept until now).
+    type: int
+    default: 0
   graph:
     description:
       - Also return the stack's dependency graph as RV(graph), each resource
@@ -606,6 +645,58 @@ graph:
       n0["database<br/>OS::Heat::TestResource<br/>replaced"]:::replaced
       n1["app<br/>OS::Heat::Value<br/>updated"]:::updated
       n0 --> n1
+rollback:
+  description:
+    - What the automatic rollback (O(rollback_on_failure=true)) did after the
+      create or update failed.
+  returned: when O(rollback_on_failure=true) and the create or update failed
+  type: dict
+  contains:
+    target_revision:
+      description:
+        - The revision rolled back to; V(null) after a failed create (everything
+          it made is deleted) and when there was nothing to roll back to.
+      type: int
+      returned: always
+      sample: 3
+    status:
+      description: The stack's status after the rollback.
+      type: str
+      returned: always
+      sample: ROLLBACK_COMPLETE
+    status_reason:
+      description:
+        - Why the stack is in that status.
+        - 'When the update could not be rolled back at all (no earlier revision
+          completed, or the hidden parameters given to the task differ from the
+          target''s), C(not rolled back: <why>), and the stack stays C(UPDATE_FAILED).'
+      type: str
+      returned: after a failed update
+      sample: Stack ROLLBACK completed successfully
+    restored:
+      description: Paths of the replaced resources swapped back in.
+      type: list
+      elements: str
+      returned: always
+      sample: [database]
+    recreated:
+      description:
+        - Resources whose replaced copy was found but failed its health check,
+          path to why; a new one was created instead.
+      type: dict
+      returned: always
+      sample: {}
+    accepted_as_is:
+      description: Always empty for an automatic rollback.
+      type: list
+      elements: str
+      returned: always
+      sample: []
+    succeeded:
+      description: Whether the rollback completed.
+      type: bool
+      returned: always
+      sample: true
 msg:
   description:
     - 'Why the task failed, such as a validation error, the stack''s failure

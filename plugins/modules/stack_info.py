@@ -47,6 +47,18 @@ options:
       - Ignored without O(name).
     type: str
     choices: [dot, mermaid, svg]
+  compare_revisions:
+    description:
+      - Two revision numbers of the stack, V([from, to]), to compare; the
+        differences are returned as RV(revision_diff).
+      - Any two recorded revisions can be compared, in either order, including
+        failed ones and rollbacks.
+      - A number the stack does not have fails the task with "Stack <name> has no
+        revision <n> (it has ...)"; a list that is not two numbers fails with
+        C(compare_revisions takes two revision numbers).
+      - Ignored without O(name).
+    type: list
+    elements: int
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -63,6 +75,7 @@ attributes:
     support: full
 seealso:
   - module: hotplay.stacks.stack
+  - module: hotplay.stacks.stack_rollback
 author:
   - hotplay.stacks contributors (!UNKNOWN)
 """
@@ -92,6 +105,23 @@ EXAMPLES = r"""
     graph: mermaid
   register: web_graph
 
+- name: Show what changed between revision 3 and revision 4 of a stack
+  hotplay.stacks.stack_info:
+    name: web
+    events: false
+    compare_revisions: [3, 4]
+  register: web_changes
+
+- name: Show the template diff and the changed parameters
+  ansible.builtin.debug:
+    msg:
+      - "{{ web_changes.revision_diff.template }}"
+      - "{{ web_changes.revision_diff.parameters.changed }}"
+
+- name: List the revisions a rollback could go back to (completed ones)
+  ansible.builtin.debug:
+    msg: "{{ web_info.stack.revisions | selectattr('status', 'eq', 'COMPLETE') | map(attribute='revision') | list }}"
+
 - name: Act only when the stack exists
   ansible.builtin.debug:
     msg: "web is {{ web_info.stack.status }} at revision {{ web_info.stack.revisions[-1].revision }}"
@@ -104,6 +134,69 @@ exists:
   returned: when O(name) is given
   type: bool
   sample: true
+revision_diff:
+  description:
+    - What changed from the first revision of O(compare_revisions) to the second.
+  returned: when O(name) and O(compare_revisions) are given and the stack exists
+  type: dict
+  contains:
+    from:
+      description: The first revision number of O(compare_revisions).
+      type: int
+      returned: always
+      sample: 3
+    to:
+      description: The second revision number of O(compare_revisions).
+      type: int
+      returned: always
+      sample: 4
+    template:
+      description:
+        - A unified diff of the two revisions' templates, empty when they are the
+          same. The templates are compared as parsed, written out again as YAML,
+          so comments and formatting do not show. Environment files are not
+          compared.
+      type: str
+      returned: always
+      sample: |
+        --- revision 3
+        +++ revision 4
+        @@ -2,7 +2,7 @@
+         parameters:
+           flavor:
+             type: string
+        -    default: m1.small
+        +    default: m1.large
+         resources:
+           server:
+             type: OS::Nova::Server
+    parameters:
+      description:
+        - The parameter values (after defaults and environment files) that were
+          added, removed or changed; C(hidden) values are shown as C(******) (a
+          changed hidden value is listed, its values are not shown).
+        - C(added) and C(removed) map names to values, C(changed) maps names to
+          C({before, after}).
+      type: dict
+      returned: always
+      sample:
+        added: {}
+        removed: {}
+        changed: {"release": {"before": "1", "after": "2"}}
+    resources:
+      description:
+        - The resources each revision left (nested ones by path), as C(added),
+          C(removed) and C(changed), each resource with its C(type), C(status) and
+          C(physical_id) (C({before, after}) for C(changed)).
+      type: dict
+      returned: always
+      sample:
+        added: {}
+        removed: {}
+        changed:
+          config:
+            before: {"type": "Hotplay::Local::File", "status": "CREATE_COMPLETE", "physical_id": "/srv/app/app-1.conf"}
+            after: {"type": "Hotplay::Local::File", "status": "CREATE_COMPLETE", "physical_id": "/srv/app/app-2.conf"}
 stacks:
   description: Every stack recorded in the store, sorted by name.
   returned: when O(name) is not given
@@ -218,7 +311,11 @@ stack:
           reason: state changed
           time: "2026-01-01T12:00:01Z"
     revisions:
-      description: The stack's recorded revisions, oldest first.
+      description:
+        - The stack's recorded revisions, oldest first. Every create, update and
+          rollback (C(hotplay.stacks.stack_rollback), or the automatic rollback of
+          C(rollback_on_failure)) records one.
+        - A revision whose C(status) is C(COMPLETE) can be the target of a rollback.
       type: list
       elements: dict
       returned: always
@@ -248,6 +345,29 @@ stack:
           type: str
           returned: always
           sample: "2026-01-01T12:00:00Z"
+        finished:
+          description:
+            - When the revision's action ended, an ISO 8601 timestamp in UTC; empty
+              while it is in progress.
+          type: str
+          returned: always
+          sample: "2026-01-01T12:00:42Z"
+        rolled_back_to:
+          description:
+            - For a C(ROLLBACK) revision, the number of the revision it went back
+              to; V(null) for other revisions.
+          type: int
+          returned: always
+          sample: 2
+        accepted_as_is:
+          description:
+            - For a C(ROLLBACK) revision, the resource paths it accepted as they
+              were (the C(skip) option of M(hotplay.stacks.stack_rollback)); empty
+              otherwise.
+          type: list
+          elements: str
+          returned: always
+          sample: []
     created:
       description: When the stack was created, an ISO 8601 timestamp in UTC.
       type: str

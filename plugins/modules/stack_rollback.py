@@ -14,9 +14,9 @@ module: stack_rollback
 short_description: Roll a stack back to a recorded revision
 version_added: 0.1.0
 description:
-  - Brings a stack back to a revision recorded in the state store (O(store)): its
-    template, environment files and parameters are applied again, from whatever
-    state the stack is in, C(*_COMPLETE) or C(*_FAILED), including
+  - Brings a stack back to a revision recorded in the state store (O(store)). The
+    revision's template, environment files and parameters are applied again, from
+    whatever state the stack is in, C(*_COMPLETE) or C(*_FAILED), including
     C(ROLLBACK_FAILED).
   - The target is the previous good revision by default, that is the latest
     revision older than the stack's current one whose action completed. O(revision)
@@ -32,12 +32,12 @@ description:
     properties the target needs and passes its type's health check (for
     C(Hotplay::Local::File), the file exists and holds what it was given); the
     live one is retired in its place and deleted once the rollback has succeeded.
-    A retired resource that fails the check is not used: a new one is created and
+    A retired resource that fails the check is not used; a new one is created and
     RV(rollback.recreated) says why.
   - An update keeps what it replaced until it has succeeded, so a rollback from
     C(UPDATE_FAILED) swaps the old resources back. After a successful update they
-    are deleted, unless the update kept them with the O(hotplay.stacks.stack#module:keep_replaced)
-    option of M(hotplay.stacks.stack).
+    are deleted, unless the update kept them with
+    O(hotplay.stacks.stack#module:keep_replaced).
   - In check mode the task previews the rollback (RV(plan)) and writes nothing.
   - See C(docs/rollback.md) in the collection for when to roll back, targets,
     swap-back, recovering from C(ROLLBACK_FAILED), and an AWX job template.
@@ -45,7 +45,7 @@ options:
   name:
     description:
       - Name of the stack to roll back. A stack that is not in the store fails the
-        task with C(The Stack (<name>) could not be found.)
+        task with "The Stack (<name>) could not be found."
     type: str
     required: true
   revision:
@@ -53,13 +53,13 @@ options:
       - Number of the revision to go back to, as listed by
         M(hotplay.stacks.stack_info) in C(stack.revisions).
       - The revision must have completed (its C(status) is C(COMPLETE)), and it
-        may not be the stack's current revision when the stack is C(*_COMPLETE):
-        there would be nothing to roll back. Either refusal fails the task and
+        may not be the stack's current revision when the stack is C(*_COMPLETE),
+        since there would be nothing to roll back. Either refusal fails the task and
         changes nothing.
       - When neither O(revision) nor O(before) is given, the target is the
         previous good revision, the latest revision older than the current one
-        that completed. A stack with no such revision is refused (C(nothing to
-        roll back to (delete the stack instead))).
+        that completed. A stack with no such revision is refused ("nothing to
+        roll back to (delete the stack instead)").
       - Mutually exclusive with O(before).
     type: int
   before:
@@ -73,21 +73,21 @@ options:
   max_age:
     description:
       - Refuse a target that was superseded more than this many seconds ago,
-        counted from when the next revision after it was created: the world it
-        describes may have moved on since (addresses, images, data).
+        counted from when the next revision after it was created, since the world it
+        describes may have moved on (addresses, images, data).
       - The refusal fails the task, changes nothing and says
-        C(Revision <n> was superseded <time> ago (at <time>), more than max_age
-        (<time>) ...).
+        "Revision <n> was superseded <time> ago (at <time>), more than max_age
+        (<time>) ...".
       - V(0) means no limit.
     type: int
     default: 3600
   skip:
     description:
       - Paths of resources of the target (C(server), or C(group/0/server) in a
-        nested stack; exact paths, no patterns) to accept as they are: they are
+        nested stack; exact paths, no patterns) to accept as they are. They are
         neither updated, replaced nor swapped back.
       - A skipped resource whose last action failed is marked C(ROLLBACK_COMPLETE)
-        with the reason C(accepted as it is (skip)), so that a stack in
+        with the reason "accepted as it is (skip)", so that a stack in
         C(ROLLBACK_FAILED) can complete its rollback once someone has dealt with
         those resources by hand (as CloudFormation's C(ResourcesToSkip)).
       - The paths are recorded with the revision (C(accepted_as_is) in
@@ -104,7 +104,7 @@ options:
       - A hidden value that does not match the target's digest is refused with
         C(The values of hidden parameters are not kept in the store; ...) naming the
         parameters. A missing one without a default fails with Heat's
-        C(The Parameter (<name>) was not provided.)
+        "The Parameter (<name>) was not provided."
       - Not logged.
     type: dict
     default: {}
@@ -271,7 +271,7 @@ resources:
       keys of the C(resources) result of M(hotplay.stacks.stack).
     - A swapped-back resource is C(ROLLBACK_COMPLETE) with its old physical id; a
       resource accepted with O(skip) is C(ROLLBACK_COMPLETE) with the reason
-      C(accepted as it is (skip)).
+      "accepted as it is (skip)".
     - In check mode and when the rollback was refused, the resources as they are
       stored.
   returned: when the stack exists
@@ -369,8 +369,8 @@ rollback:
     recreated:
       description:
         - Resources for which a retired resource of the target was found but not
-          used, path to why (C(the resource replaced in revision <n> (<physical
-          id>) is gone or changed)); a new one was created instead.
+          used, path to why ("the resource replaced in revision <n> (<physical
+          id>) is gone or changed"); a new one was created instead.
         - Resources recreated because nothing was kept of them are not listed.
       type: dict
       returned: always
