@@ -26,6 +26,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     delete_stack,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import HOOK_TYPES
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
 
 ARGUMENT_SPEC: dict[str, Any] = {
@@ -45,6 +46,14 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "graph": {"type": "str", "choices": list(FORMATS)},
     "rollback_on_failure": {"type": "bool", "default": False},
     "keep_replaced": {"type": "int", "default": 0},
+    "breakpoints": {
+        "type": "list", "elements": "dict", "default": [],
+        "options": {
+            "resource": {"type": "str", "required": True},
+            "hook": {"type": "list", "elements": "str", "required": True, "choices": list(HOOK_TYPES)},
+        },
+    },
+    "wait_for_hooks": {"type": "int", "default": 0},
 }
 
 
@@ -85,6 +94,7 @@ class ActionModule(ActionBase):
                 name=args["name"], nested_depth=args["nested_depth"], check_mode=check,
                 plan_id=args["plan_id"], prevent_destroy=args["prevent_destroy"],
                 timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
+                breakpoints=_breakpoints(args), wait_for_hooks=args["wait_for_hooks"],
             )
             deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
@@ -105,6 +115,8 @@ class ActionModule(ActionBase):
             graph=args["graph"] or "",
             rollback_on_failure=args["rollback_on_failure"],
             keep_replaced=args["keep_replaced"],
+            breakpoints=_breakpoints(args),
+            wait_for_hooks=args["wait_for_hooks"],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)
@@ -122,3 +134,8 @@ class ActionModule(ActionBase):
     def _local_path(self, path: str) -> str:
         """Relative paths are found as Ansible finds files: role, then playbook dir."""
         return self._loader.path_dwim(path)
+
+
+def _breakpoints(args: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(resource pattern, hook) pairs from the task's ``breakpoints``."""
+    return tuple((entry["resource"], hook) for entry in args["breakpoints"] for hook in entry["hook"])

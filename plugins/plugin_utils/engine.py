@@ -237,12 +237,14 @@ def _roll_back_failure(
     """``rollback_on_failure``: a failed create deletes what it made; a failed
     update goes back to the last good revision, swapping replaced resources back."""
     if cancel.event.is_set():
-        cancel = Cancel()  # a time-out stops the update, not the rollback
+        cancel.reset()  # a time-out stops the update, not the rollback
     if action == "CREATE":
         options = RunOptions(failed.revision, cancel=cancel)
         ok = StackRun(store, failed, sink, options=options).rollback_create()
-        return {"target_revision": None, "status": store.get_stack(failed.id).stack_status,
-                "succeeded": ok, "restored": [], "recreated": {}, "accepted_as_is": []}
+        after = store.get_stack(failed.id)
+        return {"target_revision": None, "status": after.stack_status,
+                "status_reason": after.status_reason, "succeeded": ok, "restored": [],
+                "recreated": {}, "accepted_as_is": []}
     revisions = store.revisions(failed.id)
     good = [r for r in revisions if r.status == "COMPLETE" and r.revision < failed.revision]
     try:

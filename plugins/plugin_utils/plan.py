@@ -68,7 +68,8 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = dict(self.by_action())
-        result["reasons"] = {c.path: c.reason for c in self.changes if c.action != "unchanged"}
+        # Unchanged resources have a reason only when one was left alone on purpose.
+        result["reasons"] = {c.path: c.reason for c in self.changes if c.reason}
         return result
 
     @property
@@ -103,7 +104,8 @@ def _state_line(prefix: str, state: ResourceState) -> str:
 
 
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
-            skip_restricted: bool = False, restore: bool = False) -> Plan:
+            skip_restricted: bool = False, restore: bool = False,
+            accepted: frozenset[str] = frozenset()) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack).
 
     With ``skip_restricted``, a resource whose change the environment restricts is
@@ -117,7 +119,9 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
     run.definition = definition
     plan = Plan()
     plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
-    _Previewer(run, definition, "", plan, skip_restricted, restore).walk()
+    previewer = _Previewer(run, definition, "", plan, skip_restricted, restore)
+    previewer.accepted = accepted
+    previewer.walk()
     return plan
 
 
@@ -145,6 +149,8 @@ class _Previewer:
                  skip_restricted: bool = False, restore: bool = False) -> None:
         self.skip_restricted = skip_restricted
         self.restore = restore
+        # Paths a rollback accepts as they are (its ``skip``).
+        self.accepted: frozenset[str] = frozenset()
         self.stack_run = stack_run
         self.store: Store = stack_run.store
         self.definition = definition
@@ -188,6 +194,8 @@ class _Previewer:
         record = self.records.get(name)
         after, unknown = self._properties(defn, handler)
         action, reason = self._decide(defn, handler, record, after, unknown)
+        if self.prefix + name in self.accepted and action != "added":
+            action, reason = "unchanged", "accepted as it is (skip)"
         if self.restore and action != "unchanged" and not unknown:
             action, reason = self._swap_back(defn, handler, after, action, reason)
         path = self.prefix + name
@@ -257,6 +265,7 @@ class _Previewer:
     def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],
                    action: str, reason: str) -> tuple[str, str]:
         """A rollback puts back a retired resource when it is what is needed."""
+        gone = []
         for stored in sorted(self.store.retired_resources(self.stack_run.stack.id),
                              key=lambda r: -r.retired_in):
             old = stored.state
@@ -266,8 +275,10 @@ class _Previewer:
             if handler.check_healthy(old):
                 return "replaced", (f"swaps back {old.physical_id}, replaced in revision "
                                     f"{stored.retired_in}")
-            return action, (f"{reason}; the resource replaced in revision {stored.retired_in} "
-                            f"({old.physical_id}) is gone or changed, so it is recreated")
+            gone.append(f"the resource replaced in revision {stored.retired_in} "
+                        f"({old.physical_id}) is gone or changed")
+        if gone:
+            return action, f"{reason}; {'; '.join(gone)}, so it is recreated"
         return action, reason
 
     def _definition_changes(self, defn: Any, record: ResourceState) -> list[str]:
@@ -306,7 +317,9 @@ class _Previewer:
         run = StackRun(self.store, record_for_child, lambda event: None,
                        path=self.stack_run.path + (name,))
         run.definition = child
-        _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore).walk()
+        nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
+        nested.accepted = self.accepted
+        nested.walk()
 
     def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
                           child_stack: StackRecord | None) -> StackDefinition | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .definition import StackDefinition, StackIdentity
 from .environment import EMPTY_ENVIRONMENT, merge_environments, parse_environment
-from .errors import StackNotFound
+from .errors import StackNotFound, TemplateError
 from .guards import Refused
 from .inputs import HIDDEN_MARK, LoadedInputs, definition_digest, hidden_digest
 from .plan import plan_id, preview
@@ -66,16 +66,20 @@ def rollback_stack(
     try:
         chosen = choose_target(store.revisions(stack.id), stack, request)
         target = load_target(stack, chosen, request.parameters)
+        check_skip(store, stack, request.skip)
     except Refused as refusal:
         return StackResult(changed=False, failed=True, stack=stack, msg=str(refusal),
                            resources=list_resources(store, stack.id, request.nested_depth))
-    plan = preview(store, stack, target.definition, restore=True)
+    plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip))
     current_id = plan_id(stack, plan, target.digest)
     if request.check_mode:
-        return StackResult(changed=plan.changes_anything or stack.status != "COMPLETE",
-                           failed=False, stack=stack, plan=plan, plan_id=current_id,
-                           resources=list_resources(store, stack.id, request.nested_depth),
-                           parameters=target.definition.parameters.display())
+        previewed = StackResult(changed=plan.changes_anything or stack.status != "COMPLETE",
+                                failed=False, stack=stack, plan=plan, plan_id=current_id,
+                                resources=list_resources(store, stack.id, request.nested_depth),
+                                parameters=target.definition.parameters.display())
+        previewed.rollback = {"target_revision": chosen.revision, "status": None,
+                              "accepted_as_is": sorted(request.skip)}
+        return previewed
     events: list[Event] = []
     cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
@@ -132,10 +136,14 @@ def choose_target(revisions: list[RevisionRecord], stack: StackRecord,
                   request: RollbackRequest) -> RevisionRecord:
     """The revision to go back to, with the refusals people need to read."""
     good = [r for r in revisions if r.status == "COMPLETE" and r.revision < stack.revision]
+    unfinished = _unfinished_rollback(revisions)
     if request.revision is not None:
         chosen = _numbered(revisions, stack, request.revision)
     elif request.before:
         chosen = _before(good, request.before)
+    elif unfinished is not None:
+        # Retrying a rollback that failed: the same target, not the revision it left.
+        chosen = _numbered(revisions, stack, unfinished)
     elif good:
         chosen = good[-1]
     else:
@@ -143,6 +151,21 @@ def choose_target(revisions: list[RevisionRecord], stack: StackRecord,
                       "nothing to roll back to (delete the stack instead)")
     _check_age(chosen, revisions, request.max_age)
     return chosen
+
+
+def _unfinished_rollback(revisions: list[RevisionRecord]) -> int | None:
+    """The target of the last revision when it is a rollback that did not complete."""
+    if revisions and revisions[-1].action == "ROLLBACK" and revisions[-1].status != "COMPLETE":
+        return revisions[-1].definition.get("rolled_back_to")
+    return None
+
+
+def check_skip(store: Store, stack: StackRecord, skip: Sequence[str]) -> None:
+    """Every path given to accept as it is must name a resource of the stack."""
+    known = {entry["name"] for entry in list_resources(store, stack.id, nested_depth=1000)}
+    unknown = sorted(set(skip) - known)
+    if unknown:
+        raise Refused(f"skip names resources stack {stack.name} does not have: {', '.join(unknown)}")
 
 
 def _numbered(revisions: list[RevisionRecord], stack: StackRecord, number: int) -> RevisionRecord:
@@ -217,7 +240,13 @@ def load_target(stack: StackRecord, revision: RevisionRecord, given_now: Mapping
     merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
     inputs = LoadedInputs(source, merged, files, texts)
     given = _parameters(stack, stored, given_now)
-    definition = StackDefinition(source, merged, given, StackIdentity(stack.name, stack.id), files)
+    try:
+        definition = StackDefinition(source, merged, given, StackIdentity(stack.name, stack.id), files)
+    except TemplateError as error:
+        hidden_missing = _hidden_not_given(stored, given_now)
+        if hidden_missing and any(f"({name})" in str(error) for name in hidden_missing):
+            raise _hidden_refusal(hidden_missing) from error
+        raise
     _check_hidden(stack, stored, definition)
     return Target(revision, inputs, given, definition, definition_digest(inputs, given))
 
@@ -244,7 +273,16 @@ def _check_hidden(stack: StackRecord, stored: Mapping[str, Any], definition: Sta
         if expected is not None and hidden_digest(stack.id, name, values.get(name)) != expected:
             missing.append(name)
     if missing:
-        raise Refused(
-            "The values of hidden parameters are not kept in the store; give them with "
-            f"parameters (the value this revision had): {', '.join(missing)}"
-        )
+        raise _hidden_refusal(missing)
+
+
+def _hidden_not_given(stored: Mapping[str, Any], given_now: Mapping[str, Any]) -> list[str]:
+    return sorted(name for name, value in stored.get("parameters", {}).items()
+                  if isinstance(value, Mapping) and HIDDEN_MARK in value and name not in given_now)
+
+
+def _hidden_refusal(names: Sequence[str]) -> Refused:
+    return Refused(
+        "The values of hidden parameters are not kept in the store; give them with "
+        f"parameters (the value this revision had): {', '.join(names)}"
+    )

@@ -69,6 +69,12 @@ class Cancel:
             self.reason = reason
             self.event.set()
 
+    def reset(self) -> None:
+        """Ready for the next step (a rollback after a time-out): an interruption
+        from now on still stops it."""
+        self.reason = ""
+        self.event.clear()
+
 
 @dataclass
 class RestoreReport:
@@ -387,7 +393,7 @@ class StackRun:
                        f"swapping back {old.physical_id}, replaced in revision {stored.retired_in}",
                        old.physical_id)
             self.store.restore_resource(self.stack.id, defn.name, stored.retired_in,
-                                        self.options.revision)
+                                        self.options.revision, _later(self.options.keep_replaced))
             restored = replace(old, action="ROLLBACK", status="COMPLETE",
                                status_reason="state changed")
             self.save(restored, "state changed")

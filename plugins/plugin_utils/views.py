@@ -37,6 +37,9 @@ def describe_stack(
             for r in revisions
         ],
     }
+    from .hooks import pending_hooks
+
+    info["hooks_pending"] = [hook.as_dict() for hook in pending_hooks(store, stack)]
     if with_events:
         info["events"] = list_events(store, stack.id, nested_depth)
     if graph:

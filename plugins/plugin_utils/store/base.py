@@ -185,7 +185,8 @@ class Store(ABC):
         """Keep the live row of ``name`` aside as replaced in ``revision``."""
 
     @abstractmethod
-    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int) -> None:
+    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int,
+                         keep_until: str = "") -> None:
         """Make a retired row live again; the live row of ``name`` (if any) is
         retired in ``revision`` in its place.  One transaction."""
 

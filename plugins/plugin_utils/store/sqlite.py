@@ -137,9 +137,12 @@ def _process_start(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return fields[19]
-    except (OSError, IndexError):
+    except OSError:
         return ""
+    # A killed process nobody has reaped yet (a zombie) holds nothing any more.
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return ""
+    return fields[19]
 
 
 def _holder_alive(host: str, pid: int, pid_start: str) -> bool:
@@ -392,9 +395,10 @@ class SqliteStore(Store):
             (revision, keep_until, utc_now(), stack_id, name),
         )
 
-    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int) -> None:
+    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int,
+                         keep_until: str = "") -> None:
         with self.transaction():
-            self._retire(stack_id, name, revision, "")
+            self._retire(stack_id, name, revision, keep_until)
             self._write(
                 "UPDATE resources SET retired_in = 0, keep_until = '', updated = ?"
                 " WHERE stack_id = ? AND name = ? AND retired_in = ?",

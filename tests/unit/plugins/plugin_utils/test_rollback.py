@@ -209,3 +209,41 @@ def test_revisions_are_listed_and_compared(stack, store):
         "name": {"before": "first.conf", "after": "second.conf"}}
     assert diff["resources"]["changed"]["config"]["after"]["physical_id"].endswith("second.conf")
     assert diff["template"] == ""  # same template, other parameters
+
+
+def test_retrying_a_failed_rollback_keeps_its_target_and_previews_skip(stack):
+    stack.apply(content="v1")
+    stack.apply(content="v2")
+    stack.apply(content="v3")
+    shutil.rmtree(stack.files)
+    failed = stack.rollback(revision=1)
+    assert failed["stack_status"] == "ROLLBACK_FAILED"
+    preview = stack.rollback(check_mode=True, skip=["config"])
+    assert preview["rollback"]["target_revision"] == 1  # not revision 3, which it was leaving
+    assert preview["plan"]["reasons"]["config"] == "accepted as it is (skip)"
+    unknown = stack.rollback(skip=["no_such_resource"])
+    assert unknown["failed"] and "does not have: no_such_resource" in unknown["msg"]
+
+
+def test_hidden_parameters_must_be_given_again_to_roll_back(store, tmp_path):
+    template = tmp_path / "secret.yaml"
+    template.write_text(textwrap.dedent("""\
+        heat_template_version: 2018-08-31
+        parameters:
+          password: {type: string, hidden: true}
+          size: {type: number, default: 1}
+        resources:
+          r:
+            type: OS::Heat::TestResource
+            properties: {value: {get_param: size}}
+        """))
+    for size in (1, 2):
+        apply_stack(store, ApplyRequest(name="h", template=str(template),
+                                        parameters={"password": "s3cret", "size": size}), "t")
+    refused = rollback_stack(store, RollbackRequest(name="h"), "t").as_dict()
+    assert refused["failed"] and "hidden parameters are not kept in the store" in refused["msg"]
+    assert "password" in refused["msg"]
+    wrong = rollback_stack(store, RollbackRequest(name="h", parameters={"password": "nope"}), "t")
+    assert wrong.failed and "hidden parameters" in wrong.msg
+    rolled = rollback_stack(store, RollbackRequest(name="h", parameters={"password": "s3cret"}), "t")
+    assert rolled.stack.stack_status == "ROLLBACK_COMPLETE"
