@@ -9,6 +9,7 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    PlayHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -76,16 +77,21 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="state=present needs template, or existing: true")
             return result
         cancel = Cancel()
+        host = PlayHost(self, task_vars or {})
         try:
             with interruptible(cancel), open_task_store(args["store"]) as store:
-                outcome = self._apply_or_delete(store, args, cancel)
+                outcome = self._apply_or_delete(store, args, cancel, host)
         except HotplayError as error:
             result.update(engine_failure(error))
             return result
         result.update(outcome)
+        if host.unreachable:
+            # Ansible counts the host unreachable: a rolling play stops there.
+            result.update(unreachable=True, msg=f"{result.get('msg', '')} ({host.unreachable})")
         return result
 
-    def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel) -> dict[str, Any]:
+    def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel,
+                         host: PlayHost) -> dict[str, Any]:
         holder = lock_holder(self._task)
         progress = progress_printer(args["name"])
         check = bool(self._task.check_mode)
@@ -95,6 +101,7 @@ class ActionModule(ActionBase):
                 plan_id=args["plan_id"], prevent_destroy=args["prevent_destroy"],
                 timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
                 breakpoints=_breakpoints(args), wait_for_hooks=args["wait_for_hooks"],
+                host=host,
             )
             deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
@@ -117,6 +124,7 @@ class ActionModule(ActionBase):
             keep_replaced=args["keep_replaced"],
             breakpoints=_breakpoints(args),
             wait_for_hooks=args["wait_for_hooks"],
+            host=host,
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

@@ -9,6 +9,7 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    PlayHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -60,6 +61,7 @@ class ActionModule(ActionBase):
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
             check_mode=bool(self._task.check_mode), nested_depth=args["nested_depth"],
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=cancel,
+            host=PlayHost(self, task_vars or {}),
         )
         try:
             with interruptible(cancel), open_task_store(args["store"]) as store:

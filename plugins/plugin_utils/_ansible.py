@@ -101,3 +101,65 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
         }
         for change in plan.changes if change.action != "unchanged"
     ]
+
+
+class HostUnreachable(HotplayError):
+    """The task's host could not be reached while a deployment ran on it."""
+
+
+class PlayHost:
+    """``HostContext`` for the engine: runs deployments on the task's host through
+    the play's own connection.  One call at a time: an action plugin's connection
+    and remote temporary directory are not made to be shared between threads."""
+
+    def __init__(self, action: Any, task_vars: dict[str, Any]) -> None:
+        self._action = action
+        self._task_vars = task_vars
+        self._lock = threading.Lock()
+        self.name = str(task_vars.get("inventory_hostname", "localhost"))
+        self.state_dir = task_vars.get("hotplay_state_dir")
+        self.unreachable = ""
+
+    def run_deployment(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = self._module("hotplay.stacks.software_deployment", dict(arguments))
+        if result.get("failed"):
+            raise HotplayError(f"software_deployment on {self.name}: {result.get('msg')}")
+        return result
+
+    def run_tasks(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
+        """An ``ansible`` config: each task one module call, its arguments templated
+        with the deployment's inputs; ``register: NAME`` makes an output."""
+        outputs: dict[str, Any] = {}
+        lines: list[str] = []
+        templar = self._action._templar.copy_with_new_env(available_variables=dict(variables))
+        for task in tasks:
+            module, arguments = _task_call(task)
+            result = self._module(module, templar.template(arguments))
+            lines.append(f"{module}: {'changed' if result.get('changed') else 'ok'}")
+            if task.get("register"):
+                outputs[str(task["register"])] = _plain(result)
+            if result.get("failed"):
+                return {"deploy_status_code": 1, "deploy_stdout": "\n".join(lines),
+                        "deploy_stderr": str(result.get("msg", "")), "outputs": outputs}
+        return {"deploy_status_code": 0, "deploy_stdout": "\n".join(lines), "deploy_stderr": "",
+                "outputs": outputs}
+
+    def _module(self, name: str, arguments: Any) -> dict[str, Any]:
+        with self._lock:
+            result = self._action._execute_module(
+                module_name=name, module_args=arguments, task_vars=self._task_vars)
+        if result.get("unreachable"):
+            self.unreachable = str(result.get("msg", "unreachable"))
+            raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
+        return result
+
+
+def _task_call(task: dict[str, Any]) -> tuple[str, Any]:
+    calls = [key for key in task if key not in ("name", "register")]
+    if len(calls) != 1:
+        raise HotplayError(f"an ansible config task needs exactly one module: {sorted(task)}")
+    return calls[0], task[calls[0]] or {}
+
+
+def _plain(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if not k.startswith("_ansible") and k != "invocation"}

@@ -69,6 +69,7 @@ class ApplyRequest:
     keep_replaced: float = 0  # seconds a successful update keeps what it replaced
     breakpoints: Sequence[tuple[str, str]] = ()  # (resource path pattern, hook)
     wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
+    host: Any = None  # the play host deployments run on (HostContext)
 
 
 @dataclass
@@ -174,14 +175,15 @@ def _converge(
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
-                             breakpoints=tuple(request.breakpoints))
+                             breakpoints=tuple(request.breakpoints), host=request.host)
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
         store.finish_revision(stack.id, revision, status, failed.status_reason,
                               outcome_of(store, stack.id))
         if status == "FAILED" and request.rollback_on_failure:
-            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel)
+            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel,
+                                             request.host)
     finally:
         if timer is not None:
             timer.cancel()
@@ -233,13 +235,14 @@ def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel
 
 def _roll_back_failure(
     store: Store, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
+    host: Any,
 ) -> dict[str, Any]:
     """``rollback_on_failure``: a failed create deletes what it made; a failed
     update goes back to the last good revision, swapping replaced resources back."""
     if cancel.event.is_set():
         cancel.reset()  # a time-out stops the update, not the rollback
     if action == "CREATE":
-        options = RunOptions(failed.revision, cancel=cancel)
+        options = RunOptions(failed.revision, cancel=cancel, host=host)
         ok = StackRun(store, failed, sink, options=options).rollback_create()
         after = store.get_stack(failed.id)
         return {"target_revision": None, "status": after.stack_status,
@@ -255,7 +258,7 @@ def _roll_back_failure(
         return {"target_revision": None, "status": failed.stack_status, "succeeded": False,
                 "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
                 "accepted_as_is": []}
-    ok, options = run_rollback(store, failed, target, sink, RunOptions(cancel=cancel))
+    ok, options = run_rollback(store, failed, target, sink, RunOptions(cancel=cancel, host=host))
     return rollback_summary(target.revision.revision, options, ok, store.get_stack(failed.id))
 
 
@@ -277,6 +280,7 @@ class DeleteRequest:
     graph: str = ""
     breakpoints: Sequence[tuple[str, str]] = ()
     wait_for_hooks: float = 0
+    host: Any = None
 
 
 def delete_stack(
@@ -322,7 +326,7 @@ def _delete(
             current = store.get_stack(existing.id)
             options = RunOptions(existing.revision, cancel=cancel,
                                  breakpoints=tuple(request.breakpoints),
-                                 stepping=stepping(store, current))
+                                 stepping=stepping(store, current), host=request.host)
             run = StackRun(store, current, sink, options=options)
             run.delete_definition = last_definition
             ok = run.delete()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .definition import StackDefinition, StackIdentity
@@ -45,6 +45,7 @@ class RollbackRequest:
     timeout: float = 0
     keep_replaced: float = 0
     cancel: Cancel | None = None
+    host: Any = None  # the play host deployments run on
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def rollback_stack(
     store.acquire_lock(request.name, holder)
     try:
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
-                             keep_replaced=request.keep_replaced)
+                             keep_replaced=request.keep_replaced, host=request.host)
         ok, options = run_rollback(store, stack, target, event_sink(events, progress), options)
     finally:
         if timer is not None:
@@ -106,8 +107,7 @@ def run_rollback(
     recorded = {**target.revision.definition, "rolled_back_to": target.revision.revision,
                 "accepted_as_is": sorted(options.skip)}
     revision = store.add_revision(stack.id, "ROLLBACK", recorded, target.digest)
-    options = RunOptions(revision, options.skip, options.cancel, options.max_workers,
-                         restore=True, report=options.report, keep_replaced=options.keep_replaced)
+    options = replace(options, revision=revision, restore=True)
     run = StackRun(store, store.get_stack(stack.id), sink, options=options)
     ok = run.converge(target.definition, "ROLLBACK")
     final = store.get_stack(stack.id)

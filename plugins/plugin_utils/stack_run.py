@@ -113,6 +113,8 @@ class RunOptions:
     breakpoints: tuple[tuple[str, str], ...] = ()
     # Stepping (stack_hook action=step): every resource about to act pauses first.
     stepping: bool = False
+    # The play host the task runs for (software deployments run there), if any.
+    host: Any = None
 
 
 class RunRuntime:
@@ -131,6 +133,20 @@ class RunRuntime:
     def sleep(self, seconds: float) -> None:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
             raise Cancelled(self.run.options.cancel.reason or "the run was cancelled")
+
+    @property
+    def host(self) -> Any:
+        """The task's host (resources.software_deployment.HostContext), or None."""
+        return self.run.options.host
+
+    def software_config(self, physical_id: str) -> dict[str, Any] | None:
+        """A software config (or component) of this stack by its id, as Heat's API
+        shows it; configs of a parent stack are found too."""
+        for state in list(self.run.records.values()):
+            if state.physical_id == physical_id and "software_config" in state.data:
+                return dict(state.data["software_config"])
+        parent = self.run.parent_runtime
+        return parent.software_config(physical_id) if parent is not None else None
 
     def config_by_id(self, physical_id: str) -> str | None:
         """The ``config`` of a software config of this stack (MultipartMime parts)."""
@@ -152,8 +168,10 @@ class RunRuntime:
         self.run.save(replace(state, nested_stack_id=child_id))
 
     def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
-        return StackRun(self.run.store, child, self.run.sink,
-                        path=self.run.path + (resource_name,), options=self.run.options)
+        run = StackRun(self.run.store, child, self.run.sink,
+                       path=self.run.path + (resource_name,), options=self.run.options)
+        run.parent_runtime = self
+        return run
 
 
 class StackRun:
@@ -187,6 +205,8 @@ class StackRun:
         self.paused = False
         # For a stack delete: the last definition, whose environment may set hooks.
         self.delete_definition: StackDefinition | None = None
+        # The runtime of the parent stack (nested stacks look configs up there).
+        self.parent_runtime: RunRuntime | None = None
 
     # -- events and state -----------------------------------------------------------
     def event(self, name: str, action: str, status: str, reason: str, physical_id: str = "") -> None:
