@@ -23,14 +23,26 @@ description:
   - Every apply is recorded as a new revision in the state store (O(store)), with
     the stack's resources and events.
   - Re-running with the same template, environment files and parameters reports
-    C(changed=false) and touches no resource.
+    C(changed=false) and touches no resource, unless the stack is paused at
+    breakpoints (see below), which the re-run continues.
   - Errors in the template, environment files or parameters fail the task before
     anything is created; the store then holds no trace of the run.
   - A stack that ends in a C(*_FAILED) status fails the task; the result still
     carries the stack's status, resources and events.
+  - A run can also pause at breakpoints (Heat's hooks), set by the environment's
+    C(resource_registry) or by O(breakpoints). Then the branches that do not
+    depend on a hooked resource finish, and the task returns without failing,
+    with the stack C(CREATE_IN_PROGRESS), C(UPDATE_IN_PROGRESS) or
+    C(DELETE_IN_PROGRESS) and the hooks in RV(hooks_pending). Once they are
+    cleared with M(hotplay.stacks.stack_hook), running the same task again
+    continues the run in the same revision, without redoing what is done; or
+    O(wait_for_hooks) makes the task wait for them to be cleared from elsewhere.
+    While a stack is paused, applying a different template, environment files or
+    parameters is refused; go back with M(hotplay.stacks.stack_rollback) instead.
+    See C(docs/breakpoints.md) in the collection.
   - One line per resource action is shown as it happens.
-  - A second apply of the same stack while one is running fails at once, naming
-    the holder of the stack's lock.
+  - A second apply of the same stack while one is running (or waiting with
+    O(wait_for_hooks)) fails at once, naming the holder of the stack's lock.
   - Updates follow Heat's rules. A resource is replaced when a changed property
     cannot be updated in place, when its type changed, or when its last action
     failed (a nested stack is converged again instead). A replacement creates the
@@ -221,6 +233,59 @@ options:
         C(deleted), with the reason C(replaced in revision <n>, kept until now).
     type: int
     default: 0
+  breakpoints:
+    description:
+      - Breakpoints for this run, on top of the hooks that the environment's
+        C(resource_registry) sets in its C(resources) section.
+      - The run pauses at each matching hook point (see C(docs/breakpoints.md)),
+        that is C(pre-create) before a resource is created, C(post-create) after;
+        C(pre-update) and C(post-update) around an update in place or a
+        replacement; C(pre-delete) and C(post-delete) around a deletion (with
+        O(state=absent), or of a resource that an update removes).
+      - The breakpoints are not part of the stack's definition. They are not
+        recorded, do not count as a change, and the same task must give them
+        again when it resumes a paused run. A run that no longer sets a pending
+        C(pre-*) hook goes past it, yet the hook stays listed in
+        RV(hooks_pending) until M(hotplay.stacks.stack_hook) clears it; a
+        pending C(post-*) hook holds the run whatever the task sets.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      resource:
+        description:
+          - A shell-style pattern (Python's C(fnmatch), case-sensitive), matched
+            against the resource's path from the top stack (C(group/0/server))
+            and against its bare name (C(server)); either match sets the
+            breakpoint. So V(server) also matches C(server) inside every nested
+            stack, and C(*) matches C(/).
+          - A member of an C(OS::Heat::ResourceGroup) is C(<group>/<index>),
+            such as V(workers/1).
+        type: str
+        required: true
+      hook:
+        description: The hook points to pause at.
+        type: list
+        elements: str
+        required: true
+        choices: [pre-create, pre-update, pre-delete, post-create, post-update, post-delete]
+  wait_for_hooks:
+    description:
+      - Seconds to wait when the run pauses at hooks. The task keeps the stack's
+        lock, checks the store every second, and as soon as every pending hook
+        has been cleared (by M(hotplay.stacks.stack_hook) in another task or job)
+        it goes on with the run, in the same task; when it pauses again, it
+        waits again, until the time is up.
+      - When the time is up with hooks still pending, the task returns paused as
+        without this option.
+      - Stepping (O(hotplay.stacks.stack_hook#module:action=step)) switched on
+        while the task waits applies to the rest of its run.
+      - V(0) returns at once when the run pauses.
+      - O(timeout) and an interruption (SIGTERM, SIGINT) end the waiting too;
+        the task then returns paused.
+      - Also with O(state=absent).
+    type: int
+    default: 0
   graph:
     description:
       - Also return the stack's dependency graph as RV(graph), each resource
@@ -261,12 +326,16 @@ attributes:
       - With O(plan_id), a second run after the plan was applied reports no change.
       - With O(on_restricted=skip), a second run reports no change although the
         skipped resources still differ from the definition.
+      - A stack paused at breakpoints is not idempotent; each run of the same task
+        continues it and reports C(changed=true), also when no hook was cleared in
+        between and the run pauses where it was.
 notes:
   - Resource types use Heat's names (C(OS::Heat::TestResource),
     C(OS::Heat::ResourceGroup), ...) with Heat's properties and attributes; types
     specific to this collection use the C(Hotplay::) prefix.
 seealso:
   - module: hotplay.stacks.stack_info
+  - module: hotplay.stacks.stack_hook
   - name: Heat Orchestration Template (HOT) specification
     description: The template format this module applies.
     link: https://docs.openstack.org/heat/latest/template_guide/hot_spec.html
@@ -407,6 +476,41 @@ EXAMPLES = r"""
   check_mode: true
   register: web_preview
 
+- name: Create the web stack, pausing before the database is created
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    breakpoints:
+      - resource: database
+        hook: [pre-create]
+  register: web_stack
+
+- name: Show where it stopped (the other branches are done)
+  ansible.builtin.debug:
+    msg: "{{ web_stack.stack_status }}: waiting at {{ web_stack.hooks_pending }}"
+
+- name: Clear the breakpoint
+  hotplay.stacks.stack_hook:
+    name: web
+    action: clear
+    resource: database
+
+- name: Resume with the same task
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    breakpoints:
+      - resource: database
+        hook: [pre-create]
+
+- name: Update, waiting up to an hour at the environment's hooks for someone to clear them
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web_tier.yaml"
+    environment:
+      - "{{ playbook_dir }}/environments/hooks.yaml"
+    wait_for_hooks: 3600
+
 - name: Write the graph next to the playbook
   ansible.builtin.copy:
     content: "{{ web_preview.graph }}"
@@ -426,6 +530,8 @@ stack_status:
   description:
     - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
       C(CREATE_COMPLETE), C(UPDATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+    - C(CREATE_IN_PROGRESS), C(UPDATE_IN_PROGRESS) or C(DELETE_IN_PROGRESS) when
+      the run paused at breakpoints (see RV(hooks_pending)).
     - Not returned when the template, environment files or parameters failed
       validation.
   returned: when the stack exists or has just been deleted
@@ -645,6 +751,35 @@ graph:
       n0["database<br/>OS::Heat::TestResource<br/>replaced"]:::replaced
       n1["app<br/>OS::Heat::Value<br/>updated"]:::updated
       n0 --> n1
+hooks_pending:
+  description:
+    - The breakpoints (Heat's hooks) the stack is paused at, nested stacks
+      included, after this task; empty when there are none.
+    - When it is not empty, the stack is C(*_IN_PROGRESS) and the task did not
+      fail. Resources behind a C(pre-*) hook keep their status (C(INIT_COMPLETE)
+      for one not created yet), as do those that depend on them; the branches
+      that do not depend on them have finished.
+    - Clear them with M(hotplay.stacks.stack_hook), then run the same task again.
+  returned: >-
+    with O(state=present), when the template, environment files and parameters
+    are valid (also in check mode and when the update is refused); with
+    O(state=absent), when a deletion ran (not in check mode)
+  type: list
+  elements: dict
+  contains:
+    resource:
+      description: Path of the resource from the top stack.
+      type: str
+      returned: always
+      sample: group/1
+    hook:
+      description: The hook, such as C(pre-create) or C(post-update).
+      type: str
+      returned: always
+      sample: pre-create
+  sample:
+    - resource: database
+      hook: pre-create
 rollback:
   description:
     - What the automatic rollback (O(rollback_on_failure=true)) did after the

@@ -18,6 +18,8 @@ description:
   - With O(name), returns that stack's status, outputs, parameters, resources,
     events and the list of its recorded revisions.
   - Only reads the store; never changes a stack.
+  - A stack paused at breakpoints is C(*_IN_PROGRESS), with its pending hooks in
+    RV(stack.hooks_pending).
 options:
   name:
     description:
@@ -76,6 +78,7 @@ attributes:
 seealso:
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_rollback
+  - module: hotplay.stacks.stack_hook
 author:
   - hotplay.stacks contributors (!UNKNOWN)
 """
@@ -378,6 +381,31 @@ stack:
       type: str
       returned: always
       sample: "2026-01-02T08:30:00Z"
+    hooks_pending:
+      description:
+        - The breakpoints (Heat's hooks) the stack's last run paused at and that
+          are not cleared yet, in the stack and its nested stacks (whatever
+          O(nested_depth) is); empty when there are none.
+        - The same list as the C(hooks_pending) result of M(hotplay.stacks.stack)
+          and M(hotplay.stacks.stack_hook); clear them with
+          M(hotplay.stacks.stack_hook).
+      type: list
+      elements: dict
+      returned: always
+      contains:
+        resource:
+          description: Path of the resource from the top stack.
+          type: str
+          returned: always
+          sample: group/1
+        hook:
+          description: The hook, such as C(pre-create).
+          type: str
+          returned: always
+          sample: pre-create
+      sample:
+        - resource: database
+          hook: pre-create
     graph:
       description:
         - The recorded dependency graph in the format O(graph) asks for, each
