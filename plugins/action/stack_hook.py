@@ -58,7 +58,8 @@ class ActionModule(ActionBase):
         pending = [h.as_dict() for h in pending_hooks(store, stack)]
         if args["action"] == "list" or self._task.check_mode:
             matching = [h for h in pending if _matches(h, args)]
-            return {"changed": False, "hooks_pending": pending, "hooks": matching}
+            would_change = args["action"] != "list" and (bool(matching) or args["action"] == "step")
+            return {"changed": would_change, "hooks_pending": pending, "hooks": matching}
         cleared = clear_hooks(store, args["name"], args["resource"], args["hook"],
                               step=args["action"] == "step")
         left = [h.as_dict() for h in pending_hooks(store, stack)]

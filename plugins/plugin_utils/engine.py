@@ -21,7 +21,7 @@ from typing import Any
 from .definition import StackDefinition, StackIdentity
 from .errors import HotplayError
 from .executor import DEFAULT_WORKERS
-from .hooks import pending_hooks, stepping
+from .hooks import pending_hooks, settle_hooks, stepping
 from .guards import (
     Refused,
     check_immutable,
@@ -87,6 +87,10 @@ class _Prepared:
     skip: frozenset[str]
     # The stack stopped at hooks in the last revision (resumed by the same task).
     paused: bool = False
+
+    @property
+    def existing_status(self) -> str:
+        return self.existing.stack_status if self.existing else ""
 
 
 def apply_stack(
@@ -179,6 +183,8 @@ def _converge(
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
+        if status == "COMPLETE":
+            settle_hooks(store, failed)
         store.finish_revision(stack.id, revision, status, failed.status_reason,
                               outcome_of(store, stack.id))
         if status == "FAILED" and request.rollback_on_failure:
@@ -192,6 +198,8 @@ def _converge(
     parameters = prepared.definition.parameters.display()
     result = stack_result(store, final, events, request.nested_depth, parameters,
                           prepared.plan, prepared.plan_id)
+    # A paused stack run again with no hook cleared: nothing happened.
+    result.changed = bool(events) or final.stack_status != prepared.existing_status
     if rolled_back is not None:
         result.failed, result.rollback = True, rolled_back
         result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "

@@ -33,17 +33,31 @@ class PendingHook:
 
 
 def pending_hooks(store: Store, stack: StackRecord) -> list[PendingHook]:
-    """Every pending hook of a stack and its nested stacks."""
-    return list(_pending(store, stack.id, ""))
+    """Every pending hook of a stack and its nested stacks, in its current revision
+    (hooks of earlier revisions belong to runs that are over)."""
+    current = store.get_stack(stack.id).revision
+    return list(_pending(store, stack.id, "", current))
 
 
-def _pending(store: Store, stack_id: str, prefix: str):
+def _pending(store: Store, stack_id: str, prefix: str, revision: int):
     for record in store.hooks(stack_id, status="PENDING"):
-        if record.hook != STEP:
+        if record.hook != STEP and record.revision == revision:
             yield PendingHook(prefix + record.resource_name, record.hook, record)
     for stored in store.resources(stack_id):
         if stored.state.nested_stack_id:
-            yield from _pending(store, stored.state.nested_stack_id, f"{prefix}{stored.state.name}/")
+            yield from _pending(store, stored.state.nested_stack_id,
+                                f"{prefix}{stored.state.name}/", revision)
+
+
+def settle_hooks(store: Store, stack: StackRecord) -> None:
+    """After a run that went to the end: hooks it no longer stopped at (their
+    breakpoint was taken away) are over, and so is stepping."""
+    with store.transaction():
+        for pending in pending_hooks(store, stack):
+            record = pending.record
+            store.set_hook(record.stack_id, record.resource_name, record.hook, record.revision,
+                           "CLEARED")
+        _set_stepping(store, stack, False)
 
 
 def clear_hooks(store: Store, name: str, resource: str = "*", hooks: Sequence[str] = (),
@@ -57,7 +71,8 @@ def clear_hooks(store: Store, name: str, resource: str = "*", hooks: Sequence[st
     with store.transaction():
         for pending in cleared:
             _clear_one(store, pending)
-        _set_stepping(store, stack, step)
+        if cleared or step:
+            _set_stepping(store, stack, step)
     return cleared
 
 

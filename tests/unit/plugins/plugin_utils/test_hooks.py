@@ -186,3 +186,12 @@ def test_resume_after_a_hook_on_delete(stack, store):
     clear_hooks(store, "s")
     done = delete_stack(store, DeleteRequest("s", breakpoints=(("b", "pre-delete"),)), "t").as_dict()
     assert done["stack_status"] == "DELETE_COMPLETE" and store.find_stack("s") is None
+
+
+def test_a_breakpoint_taken_away_leaves_no_pending_hook(stack, store):
+    paused = stack.apply(breakpoints=[("b", "pre-create")])
+    assert paused["hooks_pending"] and paused["changed"]
+    held = stack.apply(breakpoints=[("b", "pre-create")])
+    assert held["changed"] is False  # nothing cleared: nothing happened
+    done = stack.apply()  # the same definition, without the breakpoint
+    assert done["stack_status"] == "CREATE_COMPLETE" and done["hooks_pending"] == []
