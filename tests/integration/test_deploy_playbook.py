@@ -1,0 +1,55 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shipped deploy playbook by FQCN, and the roles' molecule scenarios."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BIN, EXAMPLES, INSTALLED, REPO, store_rows
+
+SOFTWARE = str(EXAMPLES / "software" / "app_software.yaml")
+
+
+def test_deploy_playbook_rolls_the_software_plays(tmp_path, store_url):
+    hosts = {}
+    for name in ("app1", "app2", "app3"):
+        hosts[name] = {"ansible_connection": "local", "host_root": str(tmp_path / name),
+                       "hotplay_state_dir": str(tmp_path / name / "state"),
+                       "ansible_python_interpreter": str(BIN / "python")}
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"hotplay_software": {"hosts": hosts}}}}))
+    variables = {"software_template": SOFTWARE, "hotplay_serial": 2, "hotplay_store": store_url,
+                 "software_parameters": {"app_root": "{{ host_root }}/app", "version": "1.0"}}
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), "hotplay.stacks.deploy",
+                           "-e", json.dumps(variables)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "To resume the roll from here" in done.stdout
+    rows = store_rows(store_url, "SELECT name, action || '_' || status FROM stacks"
+                                 " WHERE parent_id IS NULL ORDER BY name")
+    assert rows == [(f"software-app{i}", "CREATE_COMPLETE") for i in (1, 2, 3)]
+    assert all((tmp_path / f"app{i}" / "app" / "installed").read_text().strip() == "1.0" for i in (1, 2, 3))
+
+
+@pytest.mark.parametrize("scenario", sorted(p.name for p in (REPO / "extensions" / "molecule").iterdir()
+                                            if (p / "molecule.yml").exists()))
+def test_molecule_scenario(scenario, tmp_path):
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
+           "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "MOLECULE_NO_LOG": "false",
+           "NO_COLOR": "1"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([str(BIN / "molecule"), "test", "-s", scenario], cwd=REPO / "extensions",
+                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+
+
+__all__ = ["Path"]
