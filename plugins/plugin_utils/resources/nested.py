@@ -7,17 +7,24 @@ Each builds a child template (read from the files, given inline, or generated),
 then converges a child stack with it through the same engine.  The child is a
 stack in the store with its own resources and events, named like Heat's
 ``<parent>-<resource>-<random>``.
+
+A ResourceGroup's ``update_policy`` (``batch_create``, ``rolling_update``) converges
+the child several times, one generated template per batch in which only the
+batch's members have the new definition (Heat's _assemble_for_rolling_update);
+the batch arithmetic is in ``rolling.py``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from ..errors import HotplayError, StackValidationFailed
 from ..executor import Paused
 from ..functions.hot import select_path
+from ..rolling import NEW, batch_members, batches
 from ..template.loader import TemplateSource, load_yaml
 from .base import (
     AttributeSchema,
@@ -27,7 +34,9 @@ from .base import (
     ResourceState,
     RuntimeContext,
     register,
+    resource_class,
 )
+from .properties import validate_properties, value_range
 
 
 class NestedStackResource(Resource):
@@ -82,6 +91,18 @@ class NestedStackResource(Resource):
         return not current.nested_stack_id
 
     def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
+        # Decided before the child changes (a group's skip list reads the members).
+        extra = self.extra_data(properties)
+        self._converge_pass(child_id, properties,
+                            lambda: (self.child_template(properties), frozenset()), action)
+        return Outcome(child_id, {"nested_stack_id": child_id, **extra})
+
+    def _converge_pass(self, child_id: str, properties: Mapping[str, Any],
+                       build: Callable[[], tuple[TemplateSource, frozenset[str]]],
+                       action: str) -> None:
+        """Converge the child stack once to the template ``build`` makes; the
+        member names it also returns are left exactly as they are (a group's
+        rolling update holds members whose old definition is not known)."""
         from ..definition import StackDefinition, StackIdentity
 
         store = self.runtime.store
@@ -95,11 +116,10 @@ class NestedStackResource(Resource):
             path=parent_definition.identity.path + (self.name,),
             facade=self._facade(),
         )
-        # Decided before the child changes (a group's skip list reads the members).
-        extra = self.extra_data(properties)
         try:
+            template, hold = build()
             definition = StackDefinition(
-                self.child_template(properties),
+                template,
                 parent_definition.environment.for_nested(self.name, self._written_type()),
                 self.child_parameters(properties),
                 identity,
@@ -108,12 +128,14 @@ class NestedStackResource(Resource):
         except HotplayError as error:
             store.set_stack_status(child.id, action, "FAILED", str(error))
             raise self.fail(str(error), type(error).__name__) from error
+        if hold:
+            run.options = dataclass_replace(
+                run.options, skip=run.options.skip | {run.path_of(name) for name in hold})
         if not run.converge(definition, action):
             if run.paused:
                 raise Paused(f"{self.name}: a resource inside waits at a hook")
             reason = store.get_stack(child.id).status_reason
             raise self.fail(reason, "Error")
-        return Outcome(child.id, {"nested_stack_id": child.id, **extra})
 
     def _written_type(self) -> str:
         """The type as the parent template wrote it: a nested stack must not see
@@ -337,6 +359,35 @@ class ResourceGroup(GroupResource):
                                                 default="append", update_allowed=True),
     }
     attributes_schema = GroupResource.common_attributes
+    # Heat's update_policy_schema of OS::Heat::ResourceGroup.
+    update_policy_schema = {
+        "rolling_update": PropertySchema("map", schema={
+            "min_in_service": PropertySchema(
+                "integer", "The minimum number of resources in service while rolling "
+                "updates are being executed.", default=0, constraints=(value_range(min=0),)),
+            "max_batch_size": PropertySchema(
+                "integer", "The maximum number of resources to replace at once.",
+                default=1, constraints=(value_range(min=1),)),
+            "pause_time": PropertySchema(
+                "number", "The number of seconds to wait between batches of updates.",
+                default=0, constraints=(value_range(min=0),)),
+        }),
+        "batch_create": PropertySchema("map", schema={
+            "max_batch_size": PropertySchema(
+                "integer", "The maximum number of resources to create at once.",
+                default=1, constraints=(value_range(min=1),)),
+            "pause_time": PropertySchema(
+                "number", "The number of seconds to wait between batches.",
+                default=0, constraints=(value_range(min=0),)),
+        }),
+    }
+
+    @classmethod
+    def validate_update_policy(cls, policy: Mapping[str, Any] | None, path: str) -> dict[str, Any]:
+        """The resolved ``update_policy`` checked with Heat's schema and words
+        (``Property error: resources.g.update_policy: Unknown Property x``), its
+        defaults filled; an absent policy is None (off), as in Heat."""
+        return validate_properties(_UpdatePolicy, policy or {}, path)
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         count = properties.get("count")
@@ -365,12 +416,16 @@ class ResourceGroup(GroupResource):
             return {}
         return dict(self.attribute(current, "refs_map") or {})
 
-    def member_names(self, properties: Mapping[str, Any]) -> list[str]:
+    def member_names(self, properties: Mapping[str, Any], size: int | None = None,
+                     skipped: set[str] | None = None) -> list[str]:
         """Heat's naming: indexes from 0, skipping names on the skip list."""
-        skipped = self.skiplist(properties)
+        if skipped is None:
+            skipped = self.skiplist(properties)
+        if size is None:
+            size = int(properties.get("count", 1))
         names: list[str] = []
         index = 0
-        while len(names) < int(properties.get("count", 1)):
+        while len(names) < size:
             if str(index) not in skipped:
                 names.append(str(index))
             index += 1
@@ -386,8 +441,104 @@ class ResourceGroup(GroupResource):
             name: _member_definition(definition, index_var, name)
             for name in self.member_names(properties)
         }
+        return self._generated(resources)
+
+    def _generated(self, resources: dict[str, Any]) -> TemplateSource:
         data = {"heat_template_version": "2015-04-30", "resources": resources}
         return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))
+
+    # -- update_policy: batched create, rolling update --------------------------------
+    def _update_policy(self) -> dict[str, Any]:
+        from ..functions.base import resolve
+
+        definition = self.runtime.run.definition.resources.get(self.name)
+        policy = resolve(definition.update_policy) if definition is not None else None
+        return self.validate_update_policy(policy, f"resources.{self.name}.update_policy")
+
+    def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
+        """Heat's ResourceGroup: the child converged in batches when the policy asks
+        (``batch_create`` on create; ``rolling_update`` on an update that changes
+        ``resource_def``), one pass per batch, a pause between batches; else once."""
+        try:
+            policy = self._update_policy()
+        except HotplayError as error:
+            self.runtime.store.set_stack_status(child_id, action, "FAILED", str(error))
+            raise self.fail(str(error), type(error).__name__) from error
+        rolling = self._rolling_settings(properties, action, policy)
+        if rolling is None:
+            return super()._converge(child_id, properties, action)
+        batch_size, min_in_service, pause = rolling
+        extra = self.extra_data(properties)
+        # Fixed for the whole update, as Heat sets name_blacklist once first.
+        skipped = self.skiplist(properties)
+        size = int(properties.get("count", 1))
+        plan = batches(size, self._capacity(child_id, skipped), batch_size, min_in_service)
+        if not plan:  # nothing to roll (Heat: no batch task, one plain pass)
+            return super()._converge(child_id, properties, action)
+        for number, (capacity, updates) in enumerate(plan):
+            if number and pause > 0:
+                self.runtime.sleep(pause)  # a cancel or time-out ends the wait
+            self._converge_pass(
+                child_id, properties,
+                lambda: self._batch_template(child_id, properties, skipped, capacity, updates),
+                action if number == 0 else "UPDATE")
+        return Outcome(child_id, {"nested_stack_id": child_id, **extra})
+
+    def _rolling_settings(self, properties: Mapping[str, Any], action: str,
+                          policy: Mapping[str, Any]) -> tuple[int, int, float] | None:
+        """(max_batch_size, min_in_service, pause_time), or None for one pass."""
+        if action == "CREATE":
+            spec = policy.get("batch_create")
+            if not spec or not int(properties.get("count", 1)):
+                return None
+            return int(spec["max_batch_size"]), 0, float(spec["pause_time"])
+        spec = policy.get("rolling_update")
+        previous = self.current.properties if self.current is not None else None
+        # Heat rolls only when resource_def itself changed (res_def_changed).
+        if not spec or previous is None or previous.get("resource_def") == properties.get("resource_def"):
+            return None
+        return (int(spec["max_batch_size"]), int(spec["min_in_service"]),
+                float(spec["pause_time"]))
+
+    def _capacity(self, child_id: str, skipped: set[str]) -> int:
+        """Heat's current capacity: every member, failed ones included, less the
+        members (not failed) a removal policy lists."""
+        members = [stored.state for stored in self.runtime.store.resources(child_id)]
+        listed = [m for m in members if m.status != "FAILED" and m.name in skipped]
+        return len(members) - len(listed)
+
+    def _batch_template(self, child_id: str, properties: Mapping[str, Any], skipped: set[str],
+                        capacity: int, updates: int) -> tuple[TemplateSource, frozenset[str]]:
+        """One pass of a batched update (Heat's _assemble_for_rolling_update): the
+        batch's members get the new definition, the others keep theirs."""
+        definition = properties["resource_def"]
+        index_var = properties.get("index_var") or "%index%"
+        previous = (self.current.properties if self.current is not None else None) or {}
+        files = self.runtime.run.definition.files
+        members = {stored.state.name: stored.state for stored in self.runtime.store.resources(child_id)}
+        # Heat: members not failed and not skipped, oldest first (by index here).
+        existing = [(name, _has_definition(state, _member_definition(definition, index_var, name)))
+                    for name, state in sorted(members.items(), key=lambda item: _index_key(item[0]))
+                    if state.status != "FAILED" and name not in skipped]
+        up_to_date = dict(existing)
+        names = self.member_names(properties, capacity, skipped)
+        chosen = batch_members(names, int(properties.get("count", 1)), capacity, updates, existing)
+        rank = {name: position for position, name in enumerate(names)}
+        resources: dict[str, Any] = {}
+        hold: set[str] = set()
+        for name, what in sorted(chosen, key=lambda item: rank.get(item[0], len(rank))):
+            new = _member_definition(definition, index_var, name)
+            if what == NEW or up_to_date.get(name):
+                resources[name] = new
+                continue
+            old = (_member_definition(previous["resource_def"], previous.get("index_var") or "%index%", name)
+                   if previous.get("resource_def") else None)
+            if old is not None and _has_definition(members[name], old) and _loadable(old["type"], files):
+                resources[name] = old
+            else:  # its definition is not known (an earlier update failed midway)
+                resources[name] = new
+                hold.add(name)
+        return self._generated(resources), frozenset(hold)
 
 
 def _member_definition(definition: Mapping[str, Any], index_var: str, index: str) -> dict[str, Any]:
@@ -396,6 +547,35 @@ def _member_definition(definition: Mapping[str, Any], index_var: str, index: str
         if definition.get(key) is not None:
             member[key] = _replace_index(copy.deepcopy(definition[key]), index_var, index)
     return member
+
+
+class _UpdatePolicy:
+    """``update_policy`` of a group, checked as Heat checks properties."""
+
+    properties_schema: dict[str, PropertySchema] = {}
+
+
+def _index_key(name: str) -> tuple[int, str]:
+    return (int(name), name) if name.isdigit() else (1 << 62, name)
+
+
+def _has_definition(state: ResourceState, member: Mapping[str, Any]) -> bool:
+    """Whether a member's record is what ``member`` (a generated definition)
+    makes: the comparison a converge makes to leave a resource alone."""
+    if state.action == "INIT" or state.type != member.get("type"):
+        return False
+    values = member.get("properties") or {}
+    cls = resource_class(state.implementation or state.type)
+    try:
+        expected = dict(values) if cls is None else validate_properties(cls, values, "")
+    except HotplayError:
+        return False
+    return dict(state.properties) == expected and dict(state.metadata) == dict(member.get("metadata") or {})
+
+
+def _loadable(type_name: str, files: Mapping[str, str]) -> bool:
+    """A provider template of an old definition must still be among the files."""
+    return not type_name.endswith((".yaml", ".yml", ".template", ".json")) or type_name in files
 
 
 def _replace_index(value: Any, index_var: str, index: str) -> Any:
@@ -434,3 +614,6 @@ class ResourceChain(GroupResource):
             resources[str(index)] = member
         data = {"heat_template_version": "2015-04-30", "resources": resources}
         return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))
+
+
+_UpdatePolicy.properties_schema = dict(ResourceGroup.update_policy_schema)
