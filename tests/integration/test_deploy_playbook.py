@@ -26,6 +26,7 @@ def test_deploy_playbook_rolls_the_software_plays(tmp_path, store_url):
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"hotplay_software": {"hosts": hosts}}}}))
     variables = {"software_template": SOFTWARE, "hotplay_serial": 2, "hotplay_store": store_url,
+                 "hotplay_bootstrap_hosts": "app3",
                  "software_parameters": {"app_root": "{{ host_root }}/app", "version": "1.0"}}
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1"}
     env.pop("PYTHONPATH", None)
@@ -34,6 +35,11 @@ def test_deploy_playbook_rolls_the_software_plays(tmp_path, store_url):
                           text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "To resume the roll from here" in done.stdout
+    # The bootstrap host is rolled in a play of its own, before the others.
+    bootstrap = done.stdout.index("PLAY [Software stacks of the bootstrap hosts first")
+    batches = done.stdout.index("PLAY [Software stacks, a batch at a time]")
+    assert "software-app3" in done.stdout[bootstrap:batches]
+    assert "software-app1" not in done.stdout[bootstrap:batches]
     rows = store_rows(store_url, "SELECT name, action || '_' || status FROM stacks"
                                  " WHERE parent_id IS NULL ORDER BY name")
     assert rows == [(f"software-app{i}", "CREATE_COMPLETE") for i in (1, 2, 3)]
