@@ -332,6 +332,7 @@ class StackDefinition:
         implementation = registry.resolve(str(entry["type"]), resource_path)
         self._check_type(name, str(entry["type"]), implementation, path)
         known = self._check_properties(name, implementation, properties, path)
+        self._check_update_policy(implementation, update_policy, f"{path}.update_policy")
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),
@@ -432,6 +433,15 @@ class StackDefinition:
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
+
+    @staticmethod
+    def _check_update_policy(implementation: str, update_policy: Any, path: str) -> None:
+        """Types that take an update_policy check it now (before anything runs),
+        unless it reads other resources."""
+        cls = resource_class(implementation)
+        check = getattr(cls, "validate_update_policy", None)
+        if check is not None and update_policy and not dependencies(update_policy):
+            check(resolve(update_policy), path)
 
     def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
         provider = load_yaml(self.files[key], key)

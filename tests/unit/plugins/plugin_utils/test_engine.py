@@ -425,3 +425,20 @@ def test_snapshot_deletion_policy_is_refused_for_types_that_cannot_snapshot(stor
         """
     with pytest.raises(TemplateError, match='"Snapshot" deletion policy not supported'):
         apply(store, tmp_path, text)
+
+
+def test_a_bad_update_policy_is_refused_before_anything_is_written(store, tmp_path):
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          group:
+            type: OS::Heat::ResourceGroup
+            update_policy:
+              rolling_update: {max_batch_size: 0}
+            properties:
+              count: 2
+              resource_def: {type: OS::Heat::None}
+        """
+    with pytest.raises(TemplateError, match="max_batch_size: 0 is out of range"):
+        apply(store, tmp_path, text)
+    assert store.list_stacks() == []

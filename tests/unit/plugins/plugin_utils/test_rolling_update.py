@@ -25,6 +25,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     ApplyRequest,
     apply_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 
@@ -333,6 +334,8 @@ def test_without_a_policy_or_a_new_resource_def_everything_goes_at_once(stack, s
     ("rolling: {}", "Property error: resources.group.update_policy: Unknown Property rolling"),
 ])
 def test_update_policy_is_checked_with_heats_schema(stack, policy, message):
-    result = stack.apply(group("v1", policy=policy))
-    assert result["stack_status"] == "CREATE_FAILED"
-    assert message in result["stack_status_reason"]
+    # Checked with the definition: the task fails before the store is written.
+    with pytest.raises(TemplateError) as caught:
+        stack.apply(group("v1", policy=policy))
+    assert message in str(caught.value)
+    assert stack.store.list_stacks() == []
