@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ansible.errors import AnsibleConnectionFailure
 from ansible.utils.display import Display
 
 from .errors import HotplayError
@@ -146,12 +147,22 @@ class PlayHost:
 
     def _module(self, name: str, arguments: Any) -> dict[str, Any]:
         with self._lock:
-            result = self._action._execute_module(
-                module_name=name, module_args=arguments, task_vars=self._task_vars)
+            try:
+                result = self._action._execute_module(
+                    module_name=name, module_args=arguments, task_vars=self._task_vars)
+            except AnsibleConnectionFailure as error:
+                result = {"unreachable": True, "msg": str(error)}
         if result.get("unreachable"):
             self.unreachable = str(result.get("msg", "unreachable"))
             raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
         return result
+
+    def forget_remote_tmp(self) -> None:
+        """After losing the host: nothing to clean up there (trying would fail
+        again and replace the task's result with that failure)."""
+        shell = getattr(self._action._connection, "_shell", None)
+        if shell is not None:
+            shell.tmpdir = None
 
 
 def _task_call(task: dict[str, Any]) -> tuple[str, Any]:

@@ -102,7 +102,8 @@ def test_rolling_update_stops_at_a_failed_batch_and_resumes(tmp_path, store_url)
            "server failed" in failed.stdout
     assert "upgrade to 2.0 failed on app4" in failed.stdout
     running = {h: app_file(tmp_path, h, "running") for h in HOSTS}
-    assert running == {"app1": "2.0", "app2": "2.0", "app3": "2.0", "app4": None, "app5": None}
+    # app4's rollback ran its upgrade deployment again with the previous inputs: 1.0.
+    assert running == {"app1": "2.0", "app2": "2.0", "app3": "2.0", "app4": "1.0", "app5": None}
     state = stacks(store_url)
     assert state["software-app4"][0] == "ROLLBACK_COMPLETE"
     assert state["software-app5"] == ("CREATE_COMPLETE", 1)  # never reached

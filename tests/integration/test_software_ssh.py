@@ -225,8 +225,8 @@ def test_host_cut_off_mid_deployment_stops_the_roll_and_rerun_finishes(ssh_hosts
     assert state["software-node1"] == ("UPDATE_COMPLETE", 2), state
     assert all(state[f"software-node{n}"][0] == "UPDATE_COMPLETE" for n in (2, 3)), state
     rows = {h: upgrade_row(store_url, h) for h in ssh_hosts.names}
-    # node2's FAILED deployment is replaced on the re-run (Heat replaces a FAILED resource):
-    # its row is the replacement's CREATE.
+    # node2's failed deployment runs its UPDATE again on the re-run (not replaced by
+    # a CREATE that an UPDATE-only deployment would skip).
     assert all(row[1] == "COMPLETE" for row in rows.values()), rows
     running = {h: json.loads(o).get("running_version") for h, o in store_rows(
         store_url, "SELECT substr(name, 10), outputs FROM stacks WHERE parent_id IS NULL AND deleted = 0")}

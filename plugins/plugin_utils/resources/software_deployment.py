@@ -145,7 +145,17 @@ class SoftwareDeployment(Resource):
         return self._deploy(physical_id, properties, "CREATE", {})
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
-        return self._deploy(current.physical_id, properties, "UPDATE", dict(current.data))
+        # A create that failed or never finished runs its CREATE again.
+        unfinished_create = current.action == "CREATE" and current.status != "COMPLETE"
+        action = "CREATE" if unfinished_create else "UPDATE"
+        return self._deploy(current.physical_id or str(uuid.uuid4()), properties, action,
+                            dict(current.data))
+
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        """A failed or interrupted deployment runs again on its host, with the
+        action that did not finish (replacing it would run CREATE, which an
+        UPDATE-only deployment skips: the change would never reach the host)."""
+        return False
 
     def handle_delete(self, current: ResourceState) -> None:
         if not current.physical_id:
