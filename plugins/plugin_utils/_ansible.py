@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleConnectionFailure
+from ansible.template import trust_as_template
 from ansible.utils.display import Display
 
 from .errors import HotplayError
@@ -135,7 +136,7 @@ class PlayHost:
         templar = self._action._templar.copy_with_new_env(available_variables=dict(variables))
         for task in tasks:
             module, arguments = _task_call(task)
-            result = self._module(module, templar.template(arguments))
+            result = self._task(module, templar.template(_trusted(arguments)))
             lines.append(f"{module}: {'changed' if result.get('changed') else 'ok'}")
             if task.get("register"):
                 outputs[str(task["register"])] = _plain(result)
@@ -157,12 +158,48 @@ class PlayHost:
             raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
         return result
 
+    def _task(self, module: str, arguments: Any) -> dict[str, Any]:
+        """One task as ansible-playbook runs it: through the module's action plugin
+        when it has one (copy, template: they send files first), else the module."""
+        action = self._action
+        loader = action._shared_loader_obj.action_loader
+        handler_name = module if loader.has_plugin(module, collection_list=None) else "ansible.legacy.normal"
+        task = action._task.copy(exclude_parent=True, exclude_tasks=True)
+        task.action, task.args = module, dict(arguments)
+        task._resolved_action = module  # noqa: SLF001 - what TaskExecutor sets when it resolves
+        handler = loader.get(handler_name, task=task, connection=action._connection,
+                             play_context=action._play_context, loader=action._loader,
+                             templar=action._templar, shared_loader_obj=action._shared_loader_obj)
+        with self._lock:
+            try:
+                result = handler.run(task_vars=self._task_vars)
+            except AnsibleConnectionFailure as error:
+                result = {"unreachable": True, "msg": str(error)}
+            finally:
+                handler.cleanup()
+        if result.get("unreachable"):
+            self.unreachable = str(result.get("msg", "unreachable"))
+            raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
+        return result
+
     def forget_remote_tmp(self) -> None:
         """After losing the host: nothing to clean up there (trying would fail
         again and replace the task's result with that failure)."""
         shell = getattr(self._action._connection, "_shell", None)
         if shell is not None:
             shell.tmpdir = None
+
+
+def _trusted(value: Any) -> Any:
+    """The config is the template author's content, like a playbook's: its strings
+    may be templates (ansible-core only renders strings trusted as templates)."""
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {key: _trusted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trusted(item) for item in value]
+    return value
 
 
 def _task_call(task: dict[str, Any]) -> tuple[str, Any]:

@@ -197,8 +197,9 @@ class SoftwareDeployment(Resource):
 
     def _run(self, host: HostContext, physical_id: str, properties: Mapping[str, Any],
              record: Mapping[str, Any], action: str) -> dict[str, Any]:
-        group, config = self.config_for(record, action)
+        # Inputs first: a structured config is rendered with them.
         inputs = self.input_values(properties, record, action, physical_id)
+        group, config = self.config_for(record, action)
         outputs = [{"name": o["name"], "error_output": bool(o.get("error_output"))}
                    for o in record.get("outputs", []) if "name" in o]
         if group == "ansible":
@@ -337,11 +338,14 @@ def _text(config: Any) -> str:
 
 
 def _tasks(config: Any, name: str) -> list[Mapping[str, Any]]:
-    """An ``ansible`` config: a list of single-module tasks (YAML text or data)."""
+    """An ``ansible`` config: a list of single-module tasks (YAML text or data), or
+    for a structured config (always a map) the list under ``tasks``."""
     if isinstance(config, str):
         import yaml
 
         config = yaml.safe_load(config)
+    if isinstance(config, Mapping) and "tasks" in config:
+        config = config["tasks"]
     if not isinstance(config, list) or not all(isinstance(t, Mapping) for t in config):
         raise StackValidationFailed(f"resources.{name}: an ansible config is a list of tasks")
     return config

@@ -1,0 +1,109 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The other ways to describe software: an ``ansible`` group config, a structured
+config with ``get_input``, a component with a config per action, and outputs of one
+deployment feeding another's inputs."""
+
+from __future__ import annotations
+
+from conftest import BIN, write_template
+
+TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      server: {type: string}
+      root: {type: string}
+      greeting: {type: string, default: hello}
+    resources:
+      server:
+        type: OS::Heat::DeployedServer
+        properties: {name: {get_param: server}}
+      tasks_config:
+        type: OS::Heat::SoftwareConfig
+        properties:
+          group: ansible
+          inputs: [{name: root}, {name: greeting}]
+          outputs: [{name: written}]
+          config: |
+            - ansible.builtin.copy:
+                dest: "{{ root }}/greeting.txt"
+                content: "{{ greeting }}"
+                mode: "0644"
+              register: written
+      tasks:
+        type: OS::Heat::SoftwareDeployment
+        properties:
+          config: {get_resource: tasks_config}
+          server: {get_resource: server}
+          input_values:
+            root: {get_param: root}
+            greeting: {get_param: greeting}
+      structured_config:
+        type: OS::Heat::StructuredConfig
+        properties:
+          group: ansible
+          config:
+            tasks:
+              - ansible.builtin.copy:
+                  dest: {get_input: path}
+                  content: {get_input: content}
+                  mode: "0600"
+      structured:
+        type: OS::Heat::StructuredDeployment
+        properties:
+          config: {get_resource: structured_config}
+          server: {get_resource: server}
+          input_values:
+            path: {list_join: ["/", [{get_param: root}, structured.txt]]}
+            # Another deployment's output feeds this one's input.
+            content: {get_attr: [tasks, written, dest]}
+      component:
+        type: OS::Heat::SoftwareComponent
+        properties:
+          inputs: [{name: root}]
+          configs:
+            - actions: [CREATE]
+              tool: script
+              config: |
+                #!/bin/sh
+                echo created > "$root/component.txt"
+            - actions: [UPDATE]
+              tool: script
+              config: |
+                #!/bin/sh
+                echo updated > "$root/component.txt"
+      component_deployment:
+        type: OS::Heat::SoftwareDeployment
+        properties:
+          config: {get_resource: component}
+          server: {get_resource: server}
+          input_values: {root: {get_param: root}, greeting: {get_param: greeting}}
+    outputs:
+      written: {value: {get_attr: [tasks, written, dest]}}
+    """
+
+
+def test_ansible_structured_and_component_configs(run_tasks, tmp_path):
+    template = str(write_template(tmp_path, "groups.yaml", TEMPLATE))
+    root = tmp_path / "host"
+    root.mkdir()
+
+    def apply(register: str, greeting: str) -> dict:
+        return {"hotplay.stacks.stack": {
+            "name": "groups", "template": template,
+            "parameters": {"server": "localhost", "root": str(root), "greeting": greeting}},
+            "register": register, "vars": {"hotplay_state_dir": str(tmp_path / "state"),
+                                            "ansible_python_interpreter": str(BIN / "python")}}
+
+    first = run_tasks([apply("created", "hello"), apply("again", "hello")], name="first")
+    created, again = first.results["created"], first.results["again"]
+    assert created["stack_status"] == "CREATE_COMPLETE", created.get("msg")
+    assert created["outputs"]["written"] == str(root / "greeting.txt")
+    assert (root / "greeting.txt").read_text() == "hello"
+    assert (root / "structured.txt").read_text() == str(root / "greeting.txt")
+    assert (root / "component.txt").read_text().strip() == "created"
+    assert again["changed"] is False
+    updated = run_tasks([apply("updated", "bonjour")], name="second").results["updated"]
+    assert updated["stack_status"] == "UPDATE_COMPLETE"
+    assert (root / "greeting.txt").read_text() == "bonjour"
+    assert (root / "component.txt").read_text().strip() == "updated"
