@@ -56,12 +56,13 @@ class ActionModule(ActionBase):
             argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE
         )[1]
         cancel = Cancel()
+        host = PlayHost(self, task_vars or {})
         request = RollbackRequest(
             name=args["name"], revision=args["revision"], before=args["before"],
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
             check_mode=bool(self._task.check_mode), nested_depth=args["nested_depth"],
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=cancel,
-            host=PlayHost(self, task_vars or {}),
+            host=host,
         )
         try:
             with interruptible(cancel), open_task_store(args["store"]) as store:
@@ -75,4 +76,8 @@ class ActionModule(ActionBase):
             result["warnings"] = plan_warnings(outcome.plan)
         if outcome.plan is not None and self._task.diff:
             result["diff"] = plan_diff(outcome.plan)
+        if host.unreachable:
+            host.forget_remote_tmp()
+            result.update(unreachable=True, failed=False,
+                          msg=f"{result.get('msg', '')} ({host.unreachable})")
         return result

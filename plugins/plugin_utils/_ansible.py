@@ -119,7 +119,8 @@ class PlayHost:
         self._task_vars = task_vars
         self._lock = threading.Lock()
         self.name = str(task_vars.get("inventory_hostname", "localhost"))
-        self.state_dir = task_vars.get("hotplay_state_dir")
+        state_dir = task_vars.get("hotplay_state_dir")
+        self.state_dir = action._templar.template(state_dir) if state_dir else None
         self.unreachable = ""
 
     def run_deployment(self, arguments: dict[str, Any]) -> dict[str, Any]:

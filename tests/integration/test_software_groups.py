@@ -88,12 +88,14 @@ def test_ansible_structured_and_component_configs(run_tasks, tmp_path):
     root = tmp_path / "host"
     root.mkdir()
 
+    host_vars = {"hotplay_state_dir": str(tmp_path / "state"),
+                 "ansible_python_interpreter": str(BIN / "python")}
+
     def apply(register: str, greeting: str) -> dict:
-        return {"hotplay.stacks.stack": {
-            "name": "groups", "template": template,
-            "parameters": {"server": "localhost", "root": str(root), "greeting": greeting}},
-            "register": register, "vars": {"hotplay_state_dir": str(tmp_path / "state"),
-                                            "ansible_python_interpreter": str(BIN / "python")}}
+        parameters = {"server": "localhost", "root": str(root), "greeting": greeting}
+        return {"hotplay.stacks.stack": {"name": "groups", "template": template,
+                                         "parameters": parameters},
+                "register": register, "vars": host_vars}
 
     first = run_tasks([apply("created", "hello"), apply("again", "hello")], name="first")
     created, again = first.results["created"], first.results["again"]

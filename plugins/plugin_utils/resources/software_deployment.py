@@ -161,12 +161,16 @@ class SoftwareDeployment(Resource):
         if not current.physical_id:
             return
         properties = current.properties
-        host = self._host(properties)
         if "DELETE" in (properties.get("actions") or []):
+            host = self._host(properties)
             record = self.config_record(properties)
             self._run(host, current.physical_id, properties, record, "DELETE")
-        host.run_deployment({"deployment_id": current.physical_id, "action": "DELETE",
-                             "config": "", "forget": True, **self._state_dir(host)})
+        host = getattr(self.runtime, "host", None)
+        if host is not None and host.name == str(properties.get("server")):
+            # The marker goes too; away from its host it stays (harmless: ids are
+            # never reused).
+            host.run_deployment({"deployment_id": current.physical_id, "action": "DELETE",
+                                 "config": "", "forget": True, **self._state_dir(host)})
 
     def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
         reason = super().replacement_reason(old, new)
@@ -186,10 +190,10 @@ class SoftwareDeployment(Resource):
 
     def _deploy(self, physical_id: str, properties: Mapping[str, Any], action: str,
                 kept: dict[str, Any]) -> Outcome:
-        host = self._host(properties)
         if action not in (properties.get("actions") or []):
             # Heat: an action the deployment does not list completes without running.
             return Outcome(physical_id, kept or {"attributes": _attributes({}, [])})
+        host = self._host(properties)
         record = self.config_record(properties)
         result = self._run(host, physical_id, properties, record, action)
         return Outcome(physical_id, {"attributes": _attributes(result, record.get("outputs", [])),
