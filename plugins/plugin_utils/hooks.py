@@ -43,10 +43,9 @@ def _pending(store: Store, stack_id: str, prefix: str, revision: int):
     for record in store.hooks(stack_id, status="PENDING"):
         if record.hook != STEP and record.revision == revision:
             yield PendingHook(prefix + record.resource_name, record.hook, record)
-    for stored in store.resources(stack_id):
-        if stored.state.nested_stack_id:
-            yield from _pending(store, stored.state.nested_stack_id,
-                                f"{prefix}{stored.state.name}/", revision)
+    # Child stacks know the resource that made them: no resource rows to read.
+    for child in store.child_stacks(stack_id):
+        yield from _pending(store, child.id, f"{prefix}{child.parent_resource}/", revision)
 
 
 def settle_hooks(store: Store, stack: StackRecord) -> None:
