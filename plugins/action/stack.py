@@ -85,12 +85,7 @@ class ActionModule(ActionBase):
             result.update(engine_failure(error))
             return result
         result.update(outcome)
-        if host.unreachable:
-            # Ansible counts the host unreachable: a rolling play stops there.
-            host.forget_remote_tmp()
-            # Ansible reports a result as unreachable only when it is not also failed.
-            result.update(unreachable=True, failed=False,
-                          msg=f"{result.get('msg', '')} ({host.unreachable})")
+        host.report_unreachable(result)
         return result
 
     def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel,

@@ -76,8 +76,5 @@ class ActionModule(ActionBase):
             result["warnings"] = plan_warnings(outcome.plan)
         if outcome.plan is not None and self._task.diff:
             result["diff"] = plan_diff(outcome.plan)
-        if host.unreachable:
-            host.forget_remote_tmp()
-            result.update(unreachable=True, failed=False,
-                          msg=f"{result.get('msg', '')} ({host.unreachable})")
+        host.report_unreachable(result)
         return result

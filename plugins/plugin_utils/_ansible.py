@@ -183,12 +183,18 @@ class PlayHost:
             raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
         return result
 
-    def forget_remote_tmp(self) -> None:
-        """After losing the host: nothing to clean up there (trying would fail
-        again and replace the task's result with that failure)."""
+    def report_unreachable(self, result: dict[str, Any]) -> None:
+        """When the host was lost: Ansible counts the host unreachable (a rolling
+        play stops there), and nothing is cleaned up on it (trying would fail again
+        and replace the task's result with that failure)."""
+        if not self.unreachable:
+            return
         shell = getattr(self._action._connection, "_shell", None)
         if shell is not None:
             shell.tmpdir = None
+        # Ansible reports a result as unreachable only when it is not also failed.
+        result.update(unreachable=True, failed=False,
+                      msg=f"{result.get('msg', '')} ({self.unreachable})")
 
 
 def _trusted(value: Any) -> Any:
