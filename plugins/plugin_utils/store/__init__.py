@@ -1,6 +1,6 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Open a store from its URL (SQLAlchemy's convention)."""
+"""Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .base import Store
 from .sqlite import SqliteStore, default_path
 
 STORE_ENV_VAR = "HOTPLAY_STORE"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 def store_path_from_url(url: str) -> str:
@@ -32,4 +33,12 @@ def open_store(url: str | None = None) -> Store:
     if url.startswith("sqlite:"):
         return SqliteStore(store_path_from_url(url))
     scheme = url.split(":", 1)[0]
-    raise StoreError(f"store URL scheme {scheme!r} is not supported (use sqlite:///...)")
+    if scheme in POSTGRES_SCHEMES and url.startswith(f"{scheme}://"):
+        # Imported here: the SQLite path works without psycopg installed.
+        from .postgres import PostgresStore  # pylint: disable=import-outside-toplevel
+
+        return PostgresStore(url)
+    raise StoreError(
+        f"store URL scheme {scheme!r} is not supported "
+        "(use sqlite:///... or postgresql://user@host:port/db)"
+    )
