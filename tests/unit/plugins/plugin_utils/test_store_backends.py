@@ -12,6 +12,9 @@ import threading
 import time
 
 import pytest
+# The fixtures that give each test a SQLite and a PostgreSQL store (not a
+# conftest.py: tests/integration has the project's conftest module).
+from pg_backends import backend_store, pg_server, pg_url, store_url  # noqa: F401 pylint: disable=unused-import
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackLocked, StoreError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
