@@ -287,3 +287,40 @@ def test_missing_psycopg_is_a_clear_store_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(StoreError, match="needs the Python package psycopg"):
         open_store("postgresql://u@127.0.0.1:1/db")
+
+
+def test_the_engine_creates_updates_rolls_back_and_deletes_on_each_backend(backend_store, tmp_path):
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (  # pylint: disable=import-outside-toplevel
+        ApplyRequest,
+        DeleteRequest,
+        apply_stack,
+        delete_stack,
+    )
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (  # pylint: disable=import-outside-toplevel
+        RollbackRequest,
+        rollback_stack,
+    )
+
+    template = tmp_path / "t.yaml"
+    template.write_text(
+        "heat_template_version: 2018-08-31\n"
+        "parameters:\n  v: {type: string}\n"
+        "resources:\n"
+        "  group:\n    type: OS::Heat::ResourceGroup\n"
+        "    properties:\n      count: 2\n"
+        "      resource_def: {type: OS::Heat::TestResource, properties: {value: {get_param: v},"
+        " update_replace: true}}\n"
+        "outputs:\n  values: {value: {get_attr: [group, output]}}\n")
+
+    def apply(value: str):
+        return apply_stack(backend_store, ApplyRequest(name="e", template=str(template),
+                                                       parameters={"v": value}), "t")
+
+    assert apply("one").stack.stack_status == "CREATE_COMPLETE"
+    updated = apply("two")
+    assert updated.stack.stack_status == "UPDATE_COMPLETE" and updated.stack.outputs["values"] == ["two", "two"]
+    assert apply("two").changed is False
+    rolled = rollback_stack(backend_store, RollbackRequest(name="e"), "t")
+    assert rolled.stack.stack_status == "ROLLBACK_COMPLETE" and rolled.stack.outputs["values"] == ["one", "one"]
+    assert delete_stack(backend_store, DeleteRequest("e"), "t").stack.stack_status == "DELETE_COMPLETE"
+    assert backend_store.find_stack("e") is None
