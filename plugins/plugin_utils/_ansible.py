@@ -154,6 +154,10 @@ class PlayHost:
                     module_name=name, module_args=arguments, task_vars=self._task_vars)
             except AnsibleConnectionFailure as error:
                 result = {"unreachable": True, "msg": str(error)}
+        return self._reached(result)
+
+    def _reached(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The result, unless the host was lost (then HostUnreachable)."""
         if result.get("unreachable"):
             self.unreachable = str(result.get("msg", "unreachable"))
             raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
@@ -178,10 +182,7 @@ class PlayHost:
                 result = {"unreachable": True, "msg": str(error)}
             finally:
                 handler.cleanup()
-        if result.get("unreachable"):
-            self.unreachable = str(result.get("msg", "unreachable"))
-            raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
-        return result
+        return self._reached(result)
 
     def report_unreachable(self, result: dict[str, Any]) -> None:
         """When the host was lost: Ansible counts the host unreachable (a rolling

@@ -34,6 +34,7 @@ from .base import (
     StoredResource,
     utc_now,
 )
+from .rows import event_record, hook_record, revision_record, stack_record, stored_resource
 
 SCHEMA_VERSION = 1
 
@@ -324,41 +325,24 @@ class PostgresStore(Store):
                 self._unlock(stack_name)
 
     # -- stacks ---------------------------------------------------------------------
-    @staticmethod
-    def _stack(row: Mapping[str, Any]) -> StackRecord:
-        return StackRecord(
-            id=row["id"],
-            name=row["name"],
-            action=row["action"],
-            status=row["status"],
-            status_reason=row["status_reason"],
-            created=row["created"],
-            updated=row["updated"],
-            revision=row["revision"],
-            parent_id=row["parent_id"],
-            parent_resource=row["parent_resource"],
-            outputs=row["outputs"],
-            output_errors=row["output_errors"],
-        )
-
     def find_stack(self, name: str) -> StackRecord | None:
         rows = self._read(
             "SELECT * FROM stacks WHERE name = %s AND NOT deleted AND parent_id IS NULL",
             (name,),
         )
-        return self._stack(rows[0]) if rows else None
+        return stack_record(rows[0], _decoded) if rows else None
 
     def get_stack(self, stack_id: str) -> StackRecord:
         rows = self._read("SELECT * FROM stacks WHERE id = %s", (stack_id,))
         if not rows:
             raise StackNotFound(f"The Stack ({stack_id}) could not be found.")
-        return self._stack(rows[0])
+        return stack_record(rows[0], _decoded)
 
     def list_stacks(self) -> list[StackRecord]:
         rows = self._read(
             "SELECT * FROM stacks WHERE NOT deleted AND parent_id IS NULL ORDER BY name COLLATE \"C\""
         )
-        return [self._stack(row) for row in rows]
+        return [stack_record(row, _decoded) for row in rows]
 
     def child_stacks(self, stack_id: str) -> list[StackRecord]:
         rows = self._read(
@@ -366,7 +350,7 @@ class PostgresStore(Store):
             " ORDER BY created COLLATE \"C\", name COLLATE \"C\"",
             (stack_id,),
         )
-        return [self._stack(row) for row in rows]
+        return [stack_record(row, _decoded) for row in rows]
 
     def create_stack(
         self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
@@ -434,21 +418,7 @@ class PostgresStore(Store):
         rows = self._read(
             "SELECT * FROM revisions WHERE stack_id = %s ORDER BY revision", (stack_id,)
         )
-        return [
-            RevisionRecord(
-                stack_id=row["stack_id"],
-                revision=row["revision"],
-                action=row["action"],
-                status=row["status"],
-                status_reason=row["status_reason"],
-                created=row["created"],
-                definition=row["definition"],
-                digest=row["digest"],
-                outcome=row["outcome"],
-                finished=row["finished"],
-            )
-            for row in rows
-        ]
+        return [revision_record(row, _decoded) for row in rows]
 
     # -- resources ------------------------------------------------------------------
     def resources(self, stack_id: str) -> list[StoredResource]:
@@ -457,7 +427,7 @@ class PostgresStore(Store):
             " ORDER BY position, name COLLATE \"C\"",
             (stack_id,),
         )
-        return [self._resource(row) for row in rows]
+        return [stored_resource(row, _decoded) for row in rows]
 
     def retired_resources(self, stack_id: str) -> list[StoredResource]:
         rows = self._read(
@@ -465,7 +435,7 @@ class PostgresStore(Store):
             " ORDER BY retired_in, position, name COLLATE \"C\"",
             (stack_id,),
         )
-        return [self._resource(row) for row in rows]
+        return [stored_resource(row, _decoded) for row in rows]
 
     def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
         with self.transaction():
@@ -492,31 +462,6 @@ class PostgresStore(Store):
                 " WHERE stack_id = %s AND name = %s AND retired_in = %s",
                 (utc_now(), stack_id, name, retired_in),
             )
-
-    @staticmethod
-    def _resource(row: Mapping[str, Any]) -> StoredResource:
-        return StoredResource(
-            stack_id=row["stack_id"],
-            state=ResourceState(
-                name=row["name"],
-                type=row["type"],
-                action=row["action"],
-                status=row["status"],
-                status_reason=row["status_reason"],
-                physical_id=row["physical_id"],
-                properties=row["properties"],
-                data=row["data"],
-                nested_stack_id=row["nested_stack_id"],
-                deletion_policy=row["deletion_policy"],
-                implementation=row["implementation"],
-                metadata=row["metadata"],
-                update_policy=row["update_policy"],
-            ),
-            requires=tuple(row["requires"]),
-            position=row["position"],
-            retired_in=row["retired_in"],
-            keep_until=row["keep_until"],
-        )
 
     def save_resource(
         self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
@@ -584,8 +529,7 @@ class PostgresStore(Store):
             " ORDER BY created COLLATE \"C\", resource_name COLLATE \"C\"",
             (stack_id, status, status),
         )
-        return [HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
-                           row["status"], row["created"]) for row in rows]
+        return [hook_record(row) for row in rows]
 
     # -- events ---------------------------------------------------------------------
     def add_event(
@@ -611,13 +555,12 @@ class PostgresStore(Store):
         rows = self._read(
             "SELECT * FROM events WHERE stack_id = %s AND id > %s ORDER BY id", (stack_id, after_id)
         )
-        return [
-            EventRecord(
-                int(row["id"]), row["stack_id"], row["resource_name"], row["action"],
-                row["status"], row["reason"], row["physical_id"], row["time"],
-            )
-            for row in rows
-        ]
+        return [event_record(row) for row in rows]
+
+
+def _decoded(value: Any) -> Any:
+    """psycopg returns json columns already decoded."""
+    return value
 
 
 def _first_line(exc: BaseException) -> str:

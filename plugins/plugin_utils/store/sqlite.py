@@ -32,6 +32,7 @@ from .base import (
     StoredResource,
     utc_now,
 )
+from .rows import event_record, hook_record, revision_record, stack_record, stored_resource
 
 SCHEMA_VERSION = 1
 
@@ -240,48 +241,31 @@ class SqliteStore(Store):
         )
 
     # -- stacks ---------------------------------------------------------------------
-    @staticmethod
-    def _stack(row: sqlite3.Row) -> StackRecord:
-        return StackRecord(
-            id=row["id"],
-            name=row["name"],
-            action=row["action"],
-            status=row["status"],
-            status_reason=row["status_reason"],
-            created=row["created"],
-            updated=row["updated"],
-            revision=row["revision"],
-            parent_id=row["parent_id"],
-            parent_resource=row["parent_resource"],
-            outputs=json.loads(row["outputs"]),
-            output_errors=json.loads(row["output_errors"]),
-        )
-
     def find_stack(self, name: str) -> StackRecord | None:
         rows = self._read(
             "SELECT * FROM stacks WHERE name = ? AND deleted = 0 AND parent_id IS NULL",
             (name,),
         )
-        return self._stack(rows[0]) if rows else None
+        return stack_record(rows[0], json.loads) if rows else None
 
     def get_stack(self, stack_id: str) -> StackRecord:
         rows = self._read("SELECT * FROM stacks WHERE id = ?", (stack_id,))
         if not rows:
             raise StackNotFound(f"The Stack ({stack_id}) could not be found.")
-        return self._stack(rows[0])
+        return stack_record(rows[0], json.loads)
 
     def list_stacks(self) -> list[StackRecord]:
         rows = self._read(
             "SELECT * FROM stacks WHERE deleted = 0 AND parent_id IS NULL ORDER BY name"
         )
-        return [self._stack(row) for row in rows]
+        return [stack_record(row, json.loads) for row in rows]
 
     def child_stacks(self, stack_id: str) -> list[StackRecord]:
         rows = self._read(
             "SELECT * FROM stacks WHERE parent_id = ? AND deleted = 0 ORDER BY created, name",
             (stack_id,),
         )
-        return [self._stack(row) for row in rows]
+        return [stack_record(row, json.loads) for row in rows]
 
     def create_stack(
         self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
@@ -347,21 +331,7 @@ class SqliteStore(Store):
         rows = self._read(
             "SELECT * FROM revisions WHERE stack_id = ? ORDER BY revision", (stack_id,)
         )
-        return [
-            RevisionRecord(
-                stack_id=row["stack_id"],
-                revision=row["revision"],
-                action=row["action"],
-                status=row["status"],
-                status_reason=row["status_reason"],
-                created=row["created"],
-                definition=json.loads(row["definition"]),
-                digest=row["digest"],
-                outcome=json.loads(row["outcome"]),
-                finished=row["finished"],
-            )
-            for row in rows
-        ]
+        return [revision_record(row, json.loads) for row in rows]
 
     # -- resources ------------------------------------------------------------------
     def resources(self, stack_id: str) -> list[StoredResource]:
@@ -369,7 +339,7 @@ class SqliteStore(Store):
             "SELECT * FROM resources WHERE stack_id = ? AND retired_in = 0 ORDER BY position, name",
             (stack_id,),
         )
-        return [self._resource(row) for row in rows]
+        return [stored_resource(row, json.loads) for row in rows]
 
     def retired_resources(self, stack_id: str) -> list[StoredResource]:
         rows = self._read(
@@ -377,7 +347,7 @@ class SqliteStore(Store):
             " ORDER BY retired_in, position, name",
             (stack_id,),
         )
-        return [self._resource(row) for row in rows]
+        return [stored_resource(row, json.loads) for row in rows]
 
     def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
         with self.transaction():
@@ -404,31 +374,6 @@ class SqliteStore(Store):
                 " WHERE stack_id = ? AND name = ? AND retired_in = ?",
                 (utc_now(), stack_id, name, retired_in),
             )
-
-    @staticmethod
-    def _resource(row: sqlite3.Row) -> StoredResource:
-        return StoredResource(
-            stack_id=row["stack_id"],
-            state=ResourceState(
-                name=row["name"],
-                type=row["type"],
-                action=row["action"],
-                status=row["status"],
-                status_reason=row["status_reason"],
-                physical_id=row["physical_id"],
-                properties=json.loads(row["properties"]),
-                data=json.loads(row["data"]),
-                nested_stack_id=row["nested_stack_id"],
-                deletion_policy=row["deletion_policy"],
-                implementation=row["implementation"],
-                metadata=json.loads(row["metadata"]),
-                update_policy=json.loads(row["update_policy"]),
-            ),
-            requires=tuple(json.loads(row["requires"])),
-            position=row["position"],
-            retired_in=row["retired_in"],
-            keep_until=row["keep_until"],
-        )
 
     def save_resource(
         self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
@@ -487,8 +432,7 @@ class SqliteStore(Store):
             " ORDER BY created, resource_name",
             (stack_id, status, status),
         )
-        return [HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
-                           row["status"], row["created"]) for row in rows]
+        return [hook_record(row) for row in rows]
 
     # -- events ---------------------------------------------------------------------
     def add_event(
@@ -515,10 +459,4 @@ class SqliteStore(Store):
         rows = self._read(
             "SELECT * FROM events WHERE stack_id = ? AND id > ? ORDER BY id", (stack_id, after_id)
         )
-        return [
-            EventRecord(
-                row["id"], row["stack_id"], row["resource_name"], row["action"],
-                row["status"], row["reason"], row["physical_id"], row["time"],
-            )
-            for row in rows
-        ]
+        return [event_record(row) for row in rows]

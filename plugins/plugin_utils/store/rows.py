@@ -1,0 +1,88 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rows of the store's tables turned into records, for every backend.
+
+The tables are the same everywhere; only how JSON columns come back differs
+(SQLite: text to decode; PostgreSQL: already decoded), so each backend passes
+its ``decode``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..resources.base import ResourceState
+from .base import EventRecord, HookRecord, RevisionRecord, StackRecord, StoredResource
+
+Row = Mapping[str, Any]
+Decode = Callable[[Any], Any]
+
+
+def stack_record(row: Row, decode: Decode) -> StackRecord:
+    return StackRecord(
+        id=row["id"],
+        name=row["name"],
+        action=row["action"],
+        status=row["status"],
+        status_reason=row["status_reason"],
+        created=row["created"],
+        updated=row["updated"],
+        revision=row["revision"],
+        parent_id=row["parent_id"],
+        parent_resource=row["parent_resource"],
+        outputs=decode(row["outputs"]),
+        output_errors=decode(row["output_errors"]),
+    )
+
+
+def revision_record(row: Row, decode: Decode) -> RevisionRecord:
+    return RevisionRecord(
+        stack_id=row["stack_id"],
+        revision=row["revision"],
+        action=row["action"],
+        status=row["status"],
+        status_reason=row["status_reason"],
+        created=row["created"],
+        definition=decode(row["definition"]),
+        digest=row["digest"],
+        outcome=decode(row["outcome"]),
+        finished=row["finished"],
+    )
+
+
+def stored_resource(row: Row, decode: Decode) -> StoredResource:
+    return StoredResource(
+        stack_id=row["stack_id"],
+        state=ResourceState(
+            name=row["name"],
+            type=row["type"],
+            action=row["action"],
+            status=row["status"],
+            status_reason=row["status_reason"],
+            physical_id=row["physical_id"],
+            properties=decode(row["properties"]),
+            data=decode(row["data"]),
+            nested_stack_id=row["nested_stack_id"],
+            deletion_policy=row["deletion_policy"],
+            implementation=row["implementation"],
+            metadata=decode(row["metadata"]),
+            update_policy=decode(row["update_policy"]),
+        ),
+        requires=tuple(decode(row["requires"])),
+        position=row["position"],
+        retired_in=row["retired_in"],
+        keep_until=row["keep_until"],
+    )
+
+
+def event_record(row: Row) -> EventRecord:
+    return EventRecord(
+        int(row["id"]), row["stack_id"], row["resource_name"], row["action"],
+        row["status"], row["reason"], row["physical_id"], row["time"],
+    )
+
+
+def hook_record(row: Row) -> HookRecord:
+    return HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
+                      row["status"], row["created"])
