@@ -1,7 +1,8 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the action plugins share: store opening, progress lines, lock holder
-names and error results.  The only engine-side file that imports Ansible."""
+names and error results.  With _play_hosts.py, the only engine-side code that
+imports Ansible."""
 
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ansible.errors import AnsibleConnectionFailure
-from ansible.template import trust_as_template
 from ansible.utils.display import Display
 
+from ._play_hosts import HostUnreachable, PlayHost  # noqa: F401 - the action plugins import them from here
 from .errors import HotplayError
 from .plan import Plan
 from .stack_run import Cancel, Event
@@ -103,119 +103,3 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
         }
         for change in plan.changes if change.action != "unchanged"
     ]
-
-
-class HostUnreachable(HotplayError):
-    """The task's host could not be reached while a deployment ran on it."""
-
-
-class PlayHost:
-    """``HostContext`` for the engine: runs deployments on the task's host through
-    the play's own connection.  One call at a time: an action plugin's connection
-    and remote temporary directory are not made to be shared between threads."""
-
-    def __init__(self, action: Any, task_vars: dict[str, Any]) -> None:
-        self._action = action
-        self._task_vars = task_vars
-        self._lock = threading.Lock()
-        self.name = str(task_vars.get("inventory_hostname", "localhost"))
-        state_dir = task_vars.get("hotplay_state_dir")
-        self.state_dir = action._templar.template(state_dir) if state_dir else None
-        self.unreachable = ""
-
-    def run_deployment(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = self._module("hotplay.stacks.software_deployment", dict(arguments))
-        if result.get("failed"):
-            raise HotplayError(f"software_deployment on {self.name}: {result.get('msg')}")
-        return result
-
-    def run_tasks(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
-        """An ``ansible`` config: each task one module call, its arguments templated
-        with the deployment's inputs; ``register: NAME`` makes an output."""
-        outputs: dict[str, Any] = {}
-        lines: list[str] = []
-        templar = self._action._templar.copy_with_new_env(available_variables=dict(variables))
-        for task in tasks:
-            module, arguments = _task_call(task)
-            result = self._task(module, templar.template(_trusted(arguments)))
-            lines.append(f"{module}: {'changed' if result.get('changed') else 'ok'}")
-            if task.get("register"):
-                outputs[str(task["register"])] = _plain(result)
-            if result.get("failed"):
-                return {"deploy_status_code": 1, "deploy_stdout": "\n".join(lines),
-                        "deploy_stderr": str(result.get("msg", "")), "outputs": outputs}
-        return {"deploy_status_code": 0, "deploy_stdout": "\n".join(lines), "deploy_stderr": "",
-                "outputs": outputs}
-
-    def _module(self, name: str, arguments: Any) -> dict[str, Any]:
-        with self._lock:
-            try:
-                result = self._action._execute_module(
-                    module_name=name, module_args=arguments, task_vars=self._task_vars)
-            except AnsibleConnectionFailure as error:
-                result = {"unreachable": True, "msg": str(error)}
-        return self._reached(result)
-
-    def _reached(self, result: dict[str, Any]) -> dict[str, Any]:
-        """The result, unless the host was lost (then HostUnreachable)."""
-        if result.get("unreachable"):
-            self.unreachable = str(result.get("msg", "unreachable"))
-            raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
-        return result
-
-    def _task(self, module: str, arguments: Any) -> dict[str, Any]:
-        """One task as ansible-playbook runs it: through the module's action plugin
-        when it has one (copy, template: they send files first), else the module."""
-        action = self._action
-        loader = action._shared_loader_obj.action_loader
-        handler_name = module if loader.has_plugin(module, collection_list=None) else "ansible.legacy.normal"
-        task = action._task.copy(exclude_parent=True, exclude_tasks=True)
-        task.action, task.args = module, dict(arguments)
-        task._resolved_action = module  # noqa: SLF001 - what TaskExecutor sets when it resolves
-        handler = loader.get(handler_name, task=task, connection=action._connection,
-                             play_context=action._play_context, loader=action._loader,
-                             templar=action._templar, shared_loader_obj=action._shared_loader_obj)
-        with self._lock:
-            try:
-                result = handler.run(task_vars=self._task_vars)
-            except AnsibleConnectionFailure as error:
-                result = {"unreachable": True, "msg": str(error)}
-            finally:
-                handler.cleanup()
-        return self._reached(result)
-
-    def report_unreachable(self, result: dict[str, Any]) -> None:
-        """When the host was lost: Ansible counts the host unreachable (a rolling
-        play stops there), and nothing is cleaned up on it (trying would fail again
-        and replace the task's result with that failure)."""
-        if not self.unreachable:
-            return
-        shell = getattr(self._action._connection, "_shell", None)
-        if shell is not None:
-            shell.tmpdir = None
-        # Ansible reports a result as unreachable only when it is not also failed.
-        result.update(unreachable=True, failed=False,
-                      msg=f"{result.get('msg', '')} ({self.unreachable})")
-
-
-def _trusted(value: Any) -> Any:
-    """The config is the template author's content, like a playbook's: its strings
-    may be templates (ansible-core only renders strings trusted as templates)."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {key: _trusted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_trusted(item) for item in value]
-    return value
-
-
-def _task_call(task: dict[str, Any]) -> tuple[str, Any]:
-    calls = [key for key in task if key not in ("name", "register")]
-    if len(calls) != 1:
-        raise HotplayError(f"an ansible config task needs exactly one module: {sorted(task)}")
-    return calls[0], task[calls[0]] or {}
-
-
-def _plain(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if not k.startswith("_ansible") and k != "invocation"}
