@@ -26,6 +26,9 @@ from ansible.template import trust_as_template
 from .errors import HotplayError
 
 
+_BUILDING = threading.Lock()
+
+
 class HostUnreachable(HotplayError):
     """A host could not be reached while a deployment or module ran on it."""
 
@@ -59,6 +62,10 @@ class PlayHost:
         """The same, for another inventory host (``delegate_to`` semantics)."""
         if hostname == self.name:
             return self
+        known = self._task_vars.get("hostvars")
+        if known is not None and hostname not in known and hostname not in C.LOCALHOST:
+            raise HotplayError(f"server {hostname} is not a host of the inventory: add it (or let "
+                               "the inventory plugin hotplay.stacks.stacks add it) to reach it")
         with self._lock:
             if hostname not in self._others:
                 self._others[hostname] = PlayHost(self._action, self._task_vars, hostname)
@@ -84,7 +91,10 @@ class PlayHost:
         variables = self._task_variables()
         cvars = self._connection_vars()
         try:
-            handler = self._handler(task, variables, cvars)
+            # Ansible's plugin loaders import plugins on first use, not safely from
+            # several threads at once: building is one at a time, running is not.
+            with _BUILDING:
+                handler = self._handler(task, variables, cvars)
             result = self._context.copy().run(self._run_handler, handler, variables)
         except AnsibleConnectionFailure as error:
             result = {"unreachable": True, "msg": str(error)}
@@ -173,7 +183,7 @@ class PlayHost:
         """A new connection plugin for the target, configured as TaskExecutor's
         ``_get_connection`` and ``_set_connection_options`` configure one."""
         kind = templar.template(cvars["ansible_connection"]) \
-            if cvars.get("ansible_connection") is not None else task.connection
+            if cvars.get("ansible_connection") is not None else self._default_connection(task)
         play_context.connection = kind
         connection = connection_loader.get(kind, play_context, new_stdin=None, task_uuid=task._uuid,
                                            ansible_playbook_pid=str(os.getppid()))
@@ -196,6 +206,15 @@ class PlayHost:
                 task_keys["become_pass"] = play_context.become_pass
             _set_plugin_options(connection.become, "become", cvars, templar, task_keys)
         return connection
+
+    def _default_connection(self, task: Any) -> str:
+        """The connection keyword as the play set it (or ``-c``): the task's own
+        now names the task host's resolved connection, which another host does not
+        share (TaskExecutor records it there once resolved)."""
+        if self._own:
+            return str(task.connection)
+        play = self._action._task.get_play()
+        return str(getattr(play, "connection", None) or C.DEFAULT_TRANSPORT)
 
     @staticmethod
     def _run_handler(handler: Any, variables: dict[str, Any]) -> dict[str, Any]:

@@ -239,3 +239,60 @@ def test_host_cut_off_mid_deployment_stops_the_roll_and_rerun_finishes(ssh_hosts
         pytest.xfail("re-run after a cut: node2's upgrade deployment was replaced by a CREATE that "
                      "ran nothing; stack UPDATE_COMPLETE with running_version null")
     assert running["node2"] == "2.0\n", running
+
+
+GROUP_TEMPLATE = """\
+heat_template_version: 2018-08-31
+parameters:
+  servers: {type: json}
+  version: {type: string}
+resources:
+  config:
+    type: OS::Heat::SoftwareConfig
+    properties:
+      group: script
+      inputs: [{name: version}]
+      config: |
+        #!/bin/sh
+        set -eu
+        mkdir -p /srv/group
+        echo "$version" > /srv/group/version
+        hostname
+  fleet:
+    type: OS::Heat::SoftwareDeploymentGroup
+    update_policy: {rolling_update: {max_batch_size: 1}}
+    properties:
+      config: {get_resource: config}
+      servers: {get_param: servers}
+      input_values: {version: {get_param: version}}
+outputs:
+  hostnames: {value: {get_attr: [fleet, deploy_stdouts]}}
+"""
+
+
+def test_deployment_group_from_the_controller_reaches_every_ssh_host(ssh_hosts, tmp_path, store_url):
+    """One stack applied on localhost deploys to the three SSH hosts, each through
+    its own inventory connection, and rolls an update across them."""
+    template = tmp_path / "group.yaml"
+    template.write_text(GROUP_TEMPLATE)
+    play = [{"name": "Deploy to the nodes from the controller", "hosts": "localhost",
+             "gather_facts": False, "vars": {"hotplay_state_dir": "/srv/group-state"},
+             "tasks": [{"name": "Apply the group stack", "register": "fleet",
+                        "hotplay.stacks.stack": {
+                            "name": "fleet", "template": str(template), "store": store_url,
+                            "parameters": {"servers": {name: name for name in ssh_hosts.names},
+                                           "version": "{{ version }}"}}},
+                       {"name": "Show", "ansible.builtin.debug": {"var": "fleet.outputs"}}]}]
+    playbook = tmp_path / "group.yml"
+    playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+    for version in ("1.0", "2.0"):
+        run = roll(ssh_hosts, playbook, version=version)
+        assert run.returncode == 0, output(run)
+        landed = {n: (ssh_hosts.srv(n) / "group" / "version").read_text().strip() for n in (1, 2, 3)}
+        assert landed == dict.fromkeys((1, 2, 3), version), output(run)
+    # Each deployment ran on its own host: the script's `hostname` is that host's.
+    hostnames = {name: ssh_hosts.ssh(n, "hostname").stdout for n, name in enumerate(ssh_hosts.names, 1)}
+    assert "fleet" in run.stdout
+    for name, hostname in hostnames.items():
+        assert hostname.strip(), f"no hostname from {name}"
+        assert f'"{name}": "{hostname.strip()}\\n"' in run.stdout, output(run)

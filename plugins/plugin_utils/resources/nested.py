@@ -387,7 +387,8 @@ class ResourceGroup(GroupResource):
         """The resolved ``update_policy`` checked with Heat's schema and words
         (``Property error: resources.g.update_policy: Unknown Property x``), its
         defaults filled; an absent policy is None (off), as in Heat."""
-        return validate_properties(_UpdatePolicy, policy or {}, path)
+        holder = type("UpdatePolicy", (), {"properties_schema": cls.update_policy_schema})
+        return validate_properties(holder, policy or {}, path)
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         count = properties.get("count")
@@ -422,7 +423,7 @@ class ResourceGroup(GroupResource):
         if skipped is None:
             skipped = self.skiplist(properties)
         if size is None:
-            size = int(properties.get("count", 1))
+            size = self.group_size(properties)
         names: list[str] = []
         index = 0
         while len(names) < size:
@@ -434,13 +435,25 @@ class ResourceGroup(GroupResource):
     def extra_data(self, properties: Mapping[str, Any]) -> dict[str, Any]:
         return {"name_skiplist": sorted(self.skiplist(properties))}
 
+    # -- what a group type decides (OS::Heat::SoftwareDeploymentGroup overrides) ------
+    def group_size(self, properties: Mapping[str, Any]) -> int:
+        return int(properties.get("count", 1))
+
+    def member_definition(self, properties: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+        """The generated definition of member ``name`` (None: not known from these
+        properties, e.g. recorded before an upgrade)."""
+        if not properties.get("resource_def"):
+            return None
+        return _member_definition(properties["resource_def"], properties.get("index_var") or "%index%",
+                                  name)
+
+    def definition_changed(self, previous: Mapping[str, Any], properties: Mapping[str, Any]) -> bool:
+        """Whether an update rolls (Heat's ``res_def_changed``)."""
+        return previous.get("resource_def") != properties.get("resource_def")
+
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
-        definition = properties["resource_def"]
-        index_var = properties.get("index_var") or "%index%"
-        resources = {
-            name: _member_definition(definition, index_var, name)
-            for name in self.member_names(properties)
-        }
+        resources = {name: self.member_definition(properties, name)
+                     for name in self.member_names(properties)}
         return self._generated(resources)
 
     def _generated(self, resources: dict[str, Any]) -> TemplateSource:
@@ -471,7 +484,7 @@ class ResourceGroup(GroupResource):
         extra = self.extra_data(properties)
         # Fixed for the whole update, as Heat sets name_blacklist once first.
         skipped = self.skiplist(properties)
-        size = int(properties.get("count", 1))
+        size = self.group_size(properties)
         plan = batches(size, self._capacity(child_id, skipped), batch_size, min_in_service)
         if not plan:  # nothing to roll (Heat: no batch task, one plain pass)
             return super()._converge(child_id, properties, action)
@@ -489,15 +502,14 @@ class ResourceGroup(GroupResource):
         """(max_batch_size, min_in_service, pause_time), or None for one pass."""
         if action == "CREATE":
             spec = policy.get("batch_create")
-            if not spec or not int(properties.get("count", 1)):
+            if not spec or not self.group_size(properties):
                 return None
             return int(spec["max_batch_size"]), 0, float(spec["pause_time"])
         spec = policy.get("rolling_update")
         previous = self.current.properties if self.current is not None else None
-        # Heat rolls only when resource_def itself changed (res_def_changed).
-        if not spec or previous is None or previous.get("resource_def") == properties.get("resource_def"):
+        if not spec or previous is None or not self.definition_changed(previous, properties):
             return None
-        return (int(spec["max_batch_size"]), int(spec["min_in_service"]),
+        return (int(spec["max_batch_size"]), int(spec.get("min_in_service", 0)),
                 float(spec["pause_time"]))
 
     def _capacity(self, child_id: str, skipped: set[str]) -> int:
@@ -511,28 +523,25 @@ class ResourceGroup(GroupResource):
                         capacity: int, updates: int) -> tuple[TemplateSource, frozenset[str]]:
         """One pass of a batched update (Heat's _assemble_for_rolling_update): the
         batch's members get the new definition, the others keep theirs."""
-        definition = properties["resource_def"]
-        index_var = properties.get("index_var") or "%index%"
         previous = (self.current.properties if self.current is not None else None) or {}
         files = self.runtime.run.definition.files
         members = {stored.state.name: stored.state for stored in self.runtime.store.resources(child_id)}
         # Heat: members not failed and not skipped, oldest first (by index here).
-        existing = [(name, _has_definition(state, _member_definition(definition, index_var, name)))
+        existing = [(name, _has_definition(state, self.member_definition(properties, name)))
                     for name, state in sorted(members.items(), key=lambda item: _index_key(item[0]))
                     if state.status != "FAILED" and name not in skipped]
         up_to_date = dict(existing)
         names = self.member_names(properties, capacity, skipped)
-        chosen = batch_members(names, int(properties.get("count", 1)), capacity, updates, existing)
+        chosen = batch_members(names, self.group_size(properties), capacity, updates, existing)
         rank = {name: position for position, name in enumerate(names)}
         resources: dict[str, Any] = {}
         hold: set[str] = set()
         for name, what in sorted(chosen, key=lambda item: rank.get(item[0], len(rank))):
-            new = _member_definition(definition, index_var, name)
+            new = self.member_definition(properties, name)
             if what == NEW or up_to_date.get(name):
                 resources[name] = new
                 continue
-            old = (_member_definition(previous["resource_def"], previous.get("index_var") or "%index%", name)
-                   if previous.get("resource_def") else None)
+            old = self.member_definition(previous, name)
             if old is not None and _has_definition(members[name], old) and _loadable(old["type"], files):
                 resources[name] = old
             else:  # its definition is not known (an earlier update failed midway)
@@ -547,12 +556,6 @@ def _member_definition(definition: Mapping[str, Any], index_var: str, index: str
         if definition.get(key) is not None:
             member[key] = _replace_index(copy.deepcopy(definition[key]), index_var, index)
     return member
-
-
-class _UpdatePolicy:
-    """``update_policy`` of a group, checked as Heat checks properties."""
-
-    properties_schema: dict[str, PropertySchema] = {}
 
 
 def _index_key(name: str) -> tuple[int, str]:
@@ -615,5 +618,3 @@ class ResourceChain(GroupResource):
         data = {"heat_template_version": "2015-04-30", "resources": resources}
         return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))
 
-
-_UpdatePolicy.properties_schema = dict(ResourceGroup.update_policy_schema)

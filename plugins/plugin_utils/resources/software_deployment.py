@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..errors import StackValidationFailed
+from ..errors import HotplayError, StackValidationFailed
 from .base import (
     AttributeSchema,
     Outcome,
@@ -44,6 +44,9 @@ class HostContext(Protocol):
 
     def run_tasks(self, tasks: list[Mapping[str, Any]], variables: Mapping[str, Any]) -> dict[str, Any]:
         """Run an ``ansible`` group config (module calls) on the host."""
+
+    def on(self, hostname: str) -> HostContext:
+        """The same for another inventory host (HotplayError when there is none)."""
 
 
 @register
@@ -165,12 +168,23 @@ class SoftwareDeployment(Resource):
             host = self._host(properties)
             record = self.config_record(properties)
             self._run(host, current.physical_id, properties, record, "DELETE")
-        host = getattr(self.runtime, "host", None)
-        if host is not None and host.name == str(properties.get("server")):
-            # The marker goes too; away from its host it stays (harmless: ids are
-            # never reused).
-            host.run_deployment({"deployment_id": current.physical_id, "action": "DELETE",
+        self._forget(current.physical_id, properties)
+
+    def _forget(self, physical_id: str, properties: Mapping[str, Any]) -> None:
+        """The marker on the host goes too.  A server that is gone or unreachable
+        keeps it (harmless: deployment ids are never reused), unless it is the
+        task's own host, which Ansible then reports unreachable."""
+        try:
+            host = self._host(properties)
+        except HotplayError:
+            return
+        try:
+            host.run_deployment({"deployment_id": physical_id, "action": "DELETE",
                                  "config": "", "forget": True, **self._state_dir(host)})
+        except HotplayError:
+            own = getattr(self.runtime, "host", None)
+            if own is not None and own.name == host.name:
+                raise
 
     def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
         reason = super().replacement_reason(old, new)
@@ -232,15 +246,17 @@ class SoftwareDeployment(Resource):
                 raise self.fail(f"Deployment to server failed: {declared['name']} : {value}", "Error")
 
     def _host(self, properties: Mapping[str, Any]) -> HostContext:
+        """The server's host: the task's own, or another inventory host reached
+        as ``delegate_to`` would (a deployment group deploys to several)."""
         host = getattr(self.runtime, "host", None)
         server = str(properties.get("server"))
         if host is None:
-            raise self.fail(f"deployment to server {server} needs a host: apply this stack in a "
-                            "play on that host (hosts: ...), not on the controller alone", "Error")
-        if server != host.name:
-            raise self.fail(f"deployment to server {server}, but this task runs for host {host.name}: "
-                            "apply each server's stack in a play on that server", "Error")
-        return host
+            raise self.fail(f"deployment to server {server} needs a host: apply this stack from "
+                            "ansible-playbook (a play whose inventory has that host)", "Error")
+        try:
+            return host.on(server)
+        except HotplayError as error:
+            raise self.fail(str(error), "NotFound") from error
 
     @staticmethod
     def _state_dir(host: HostContext) -> dict[str, Any]:
