@@ -101,6 +101,10 @@ class RuntimeContext(Protocol):
     def sleep(self, seconds: float) -> None:
         """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
 
+    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
+        """Record the physical id a create is about to make, before making it: a
+        run killed in between leaves a record of it, so nothing is untracked."""
+
 
 class Resource:
     """Base of every resource type.  Handlers run in worker threads."""

@@ -11,7 +11,6 @@ physical id is the file's path.  Changing ``directory`` or ``name`` replaces it;
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +43,7 @@ class LocalFile(Resource):
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         name = properties.get("name") or self.runtime.physical_name(self.name)
         path = os.path.join(os.path.abspath(properties["directory"]), name)
+        self.runtime.claim_physical_id(self.name, path)
         self._write(path, properties)
         return Outcome(path, {"attributes": {"path": path, "content": properties["content"]}})
 
@@ -54,10 +54,11 @@ class LocalFile(Resource):
 
     def handle_delete(self, current: ResourceState) -> None:
         if current.physical_id:
-            try:
-                os.unlink(current.physical_id)
-            except FileNotFoundError:
-                pass  # already gone: what a delete wants
+            for path in (current.physical_id, _temporary(current.physical_id)):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass  # already gone: what a delete wants
 
     def check_healthy(self, state: ResourceState) -> bool:
         """Exists and still holds what it was given."""
@@ -69,10 +70,12 @@ class LocalFile(Resource):
 
     @staticmethod
     def _write(path: str, properties: Mapping[str, Any]) -> None:
-        """Write atomically: a killed run never leaves half a file."""
-        directory = os.path.dirname(path)
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".hotplay-")
+        """Write atomically: a killed run never leaves half a file.  The temporary
+        file's name is fixed per path, so one a killed run left behind is reused by
+        the next write and removed by a delete (only this resource writes there)."""
+        temporary = _temporary(path)
         try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(properties["content"])
             os.chmod(temporary, int(str(properties["mode"]), 8))
@@ -81,3 +84,8 @@ class LocalFile(Resource):
             if os.path.exists(temporary):
                 os.unlink(temporary)
             raise
+
+
+def _temporary(path: str) -> str:
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.hotplay-tmp")
