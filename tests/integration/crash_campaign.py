@@ -1,0 +1,507 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Crash campaign: kill ``ansible-playbook`` (SIGKILL, the whole job: its process
+group, as a container or AWX node dying kills it) at a random moment of a create,
+update, delete or rollback, then check what an operator relies on:
+
+1. the store opens and is consistent (SQLite integrity, every reference resolves);
+2. nothing is untracked: every file the stack made is recorded in the store, and
+   every resource the store says is complete exists;
+3. the same task run again converges to the intended state (or, for some update
+   trials, ``stack_rollback`` brings back the previous revision instead);
+4. after that, the store and the files agree exactly: no orphan, no ghost.
+
+The stacks mix ``Hotplay::Local::File`` (real files), ``OS::Heat::TestResource``
+(with waits, so kills land mid-run), a provider-template nested stack and a
+``ResourceGroup``.  Every trial prints its seed; ``--only OP:SEED`` replays one.
+
+Full campaign: ``bash scripts/crash_campaign.sh`` (50 trials per operation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
+BIN = REPO / ".venv" / "bin"
+INSTALLED = REPO / ".build" / "installed"
+OPERATIONS = ("create", "update", "delete", "rollback")
+STACK = "crash"
+RANDOM_NAME = re.compile(rf"^{STACK}-random_file-[a-z0-9]{{12}}$")
+
+MAIN = """\
+heat_template_version: 2018-08-31
+parameters:
+  dir: {type: string}
+  version: {type: string}
+  fail: {type: boolean, default: false}
+resources:
+  config_file:   # updated in place on a new version
+    type: Hotplay::Local::File
+    properties:
+      directory: {get_param: dir}
+      name: config
+      content: {list_join: [" ", [config, {get_param: version}]]}
+  release_file:  # replaced on a new version (its name changes)
+    type: Hotplay::Local::File
+    properties:
+      directory: {get_param: dir}
+      name: {list_join: ["-", [release, {get_param: version}]]}
+      content: {get_param: version}
+  random_file:   # named by the engine (a random physical name)
+    type: Hotplay::Local::File
+    properties:
+      directory: {get_param: dir}
+      content: {get_param: version}
+  slow:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: version}, wait_secs: 0.3}
+  nested:
+    type: nested.yaml
+    depends_on: slow
+    properties:
+      dir: {get_param: dir}
+      version: {get_param: version}
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 3
+      resource_def:
+        type: Hotplay::Local::File
+        properties:
+          directory: {get_param: dir}
+          name: {list_join: ["-", [member, "%index%", {get_param: version}]]}
+          content: {get_param: version}
+  breaker:
+    type: OS::Heat::TestResource
+    depends_on: [config_file, nested, group]
+    properties:
+      value: {get_param: version}
+      fail: {get_param: fail}
+outputs:
+  release: {value: {get_attr: [release_file, path]}}
+"""
+
+NESTED = """\
+heat_template_version: 2018-08-31
+parameters:
+  dir: {type: string}
+  version: {type: string}
+resources:
+  inner_file:
+    type: Hotplay::Local::File
+    properties:
+      directory: {get_param: dir}
+      name: {list_join: ["-", [inner, {get_param: version}]]}
+      content: {get_param: version}
+  inner_wait:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: version}, wait_secs: 0.2}
+  inner_config:
+    type: Hotplay::Local::File
+    depends_on: inner_wait
+    properties:
+      directory: {get_param: dir}
+      name: inner-config
+      content: {get_param: version}
+"""
+
+
+def expected_files(version: str) -> dict[str, str]:
+    """File name -> content of a stack at ``version`` (the random name apart)."""
+    files = {"config": f"config {version}", f"release-{version}": version,
+             f"inner-{version}": version, "inner-config": version}
+    files.update({f"member-{i}-{version}": version for i in range(3)})
+    return files
+
+
+@dataclass
+class Trial:
+    operation: str
+    seed: int
+    delay: float = 0.0
+    landed: str = ""  # where the kill landed: before the engine wrote, mid-run, after the end
+    recovery: str = ""
+    problems: list[str] = field(default_factory=list)
+    inconsistencies: int = 0
+    orphans: int = 0
+    ghosts: int = 0
+
+    def line(self) -> str:
+        verdict = "ok" if not self.problems else "FAILED: " + "; ".join(self.problems)
+        return (f"{self.operation}:{self.seed} kill after {self.delay:.2f}s ({self.landed}), "
+                f"recovery {self.recovery or '-'}: {verdict}")
+
+
+class Workspace:
+    """One trial's directory: templates, the files the stack manages, a store."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = root / "files"
+        self.files.mkdir(parents=True)
+        (root / "main.yaml").write_text(MAIN)
+        (root / "nested.yaml").write_text(NESTED)
+        self.store = root / "store.db"
+        self.url = f"sqlite:///{self.store}"
+
+    def playbook(self, operation: str, version: str, fail: bool = False, revision: int = 0) -> Path:
+        if operation == "delete":
+            task: dict[str, Any] = {"hotplay.stacks.stack": {"name": STACK, "state": "absent",
+                                                             "store": self.url}}
+        elif operation == "rollback":
+            arguments: dict[str, Any] = {"name": STACK, "store": self.url}
+            if revision:
+                arguments["revision"] = revision
+            task = {"hotplay.stacks.stack_rollback": arguments}
+        else:
+            task = {"hotplay.stacks.stack": {
+                "name": STACK, "template": str(self.root / "main.yaml"), "store": self.url,
+                "parameters": {"dir": str(self.files), "version": version, "fail": fail}}}
+        play = [{"name": f"Crash campaign: {operation}", "hosts": "localhost", "gather_facts": False,
+                 "tasks": [{"name": operation, **task}]}]
+        path = self.root / f"{operation}-{version}-{int(fail)}-{revision}.yml"
+        path.write_text(yaml.safe_dump(play, sort_keys=False))
+        return path
+
+
+def environment() -> dict[str, str]:
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")}
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run(playbook: Path, kill_after: float | None = None) -> subprocess.CompletedProcess[str] | None:
+    """Run a playbook; with ``kill_after``, SIGKILL its whole process group then
+    (None when it was killed, the result when it finished first)."""
+    command = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+    process = subprocess.Popen(command, cwd=playbook.parent, env=environment(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=kill_after if kill_after is not None else 600)
+        return subprocess.CompletedProcess(command, process.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None
+
+
+# -- checks ---------------------------------------------------------------------------
+def store_problems(path: Path) -> list[str]:
+    """What is inconsistent in the store (empty: consistent)."""
+    if not path.exists():
+        return []
+    problems = []
+    with sqlite3.connect(path) as db:
+        if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            problems.append("sqlite integrity_check failed")
+        stacks = {row[0]: row for row in db.execute("SELECT id, parent_id, deleted, revision FROM stacks")}
+        for stack_id, parent_id, _deleted, _revision in stacks.values():
+            if parent_id and parent_id not in stacks:
+                problems.append(f"stack {stack_id} has a missing parent {parent_id}")
+        for stack_id, name, nested in db.execute(
+                "SELECT stack_id, name, nested_stack_id FROM resources"):
+            if stack_id not in stacks:
+                problems.append(f"resource {name} belongs to a missing stack {stack_id}")
+            if nested and nested not in stacks:
+                problems.append(f"resource {name} points at a missing nested stack {nested}")
+        for stack_id, _parent, deleted, revision in stacks.values():
+            if deleted or not revision or _parent:
+                continue
+            found = db.execute("SELECT 1 FROM revisions WHERE stack_id = ? AND revision = ?",
+                               (stack_id, revision)).fetchone()
+            if found is None:
+                problems.append(f"stack {stack_id} is at revision {revision}, which is not recorded")
+    problems += _opens(path)
+    return problems
+
+
+def _opens(path: Path) -> list[str]:
+    """The store opens through the project's own code and every stack reads."""
+    code = ("import sys; from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store;"
+            "from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import describe_stack;"
+            "s = open_store(sys.argv[1]);"
+            "[describe_stack(s, st.name, nested_depth=5) for st in s.list_stacks()]")
+    env = {**os.environ, "PYTHONPATH": str(INSTALLED)}
+    done = subprocess.run([str(BIN / "python"), "-c", code, f"sqlite:///{path}"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    return [] if done.returncode == 0 else [f"the store does not open: {done.stderr.strip()[-400:]}"]
+
+
+def recorded_paths(path: Path) -> tuple[set[str], set[str]]:
+    """(every path any resource row names, paths of rows that claim a complete file)."""
+    every: set[str] = set()
+    complete: set[str] = set()
+    if not path.exists():
+        return every, complete
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT r.type, r.action, r.status, r.physical_id, r.retired_in, s.deleted"
+                          " FROM resources r JOIN stacks s ON s.id = r.stack_id").fetchall()
+    for type_name, action, status, physical_id, retired_in, deleted in rows:
+        if type_name != "Hotplay::Local::File" or not physical_id:
+            continue
+        every.add(physical_id)
+        # A retired or deleted stack's row may be mid-delete: its file may be gone.
+        if status == "COMPLETE" and action != "DELETE" and not retired_in and not deleted:
+            complete.add(physical_id)
+    return every, complete
+
+
+def tracking_problems(workspace: Workspace, trial: Trial) -> list[str]:
+    """Orphans (files the store does not know) and ghosts (complete records of
+    files that do not exist)."""
+    every, complete = recorded_paths(workspace.store)
+    problems = []
+    for file in sorted(workspace.files.iterdir()):
+        path = str(file)
+        temporary = re.match(r"^\.(.+)\.hotplay-tmp$", file.name)
+        owner = str(file.with_name(temporary.group(1))) if temporary else path
+        if owner not in every:
+            trial.orphans += 1
+            problems.append(f"orphan file {file.name} (not recorded)")
+    for path in sorted(complete):
+        if not os.path.exists(path):
+            trial.ghosts += 1
+            problems.append(f"recorded complete but missing: {os.path.basename(path)}")
+    return problems
+
+
+def state_problems(workspace: Workspace, version: str | None) -> list[str]:
+    """The files are exactly those of ``version`` (None: no stack, no files)."""
+    present = {f.name: f.read_text() for f in workspace.files.iterdir()}
+    if version is None:
+        return [f"left behind after delete: {sorted(present)}"] if present else []
+    wanted = expected_files(version)
+    problems = []
+    randoms = [name for name in present if RANDOM_NAME.match(name)]
+    if len(randoms) != 1 or present[randoms[0]] != version:
+        problems.append(f"want one random-named file holding {version}, found {randoms}")
+    others = {name: text for name, text in present.items() if name not in randoms}
+    if others != wanted:
+        problems.append(f"files differ from version {version}: "
+                        f"extra {sorted(set(others) - set(wanted))}, missing {sorted(set(wanted) - set(others))}, "
+                        f"wrong {sorted(n for n in wanted if n in others and others[n] != wanted[n])}")
+    return problems
+
+
+def live_status(workspace: Workspace) -> tuple[str, str] | None:
+    with sqlite3.connect(workspace.store) as db:
+        row = db.execute("SELECT action, status FROM stacks WHERE name = ? AND parent_id IS NULL"
+                         " AND deleted = 0", (STACK,)).fetchone()
+        unsettled = db.execute("SELECT count(*) FROM resources r JOIN stacks s ON s.id = r.stack_id"
+                               " WHERE s.deleted = 0 AND r.status = 'IN_PROGRESS'").fetchone()[0]
+    if row is not None and unsettled:
+        return row[0], f"{row[1]} with {unsettled} resources IN_PROGRESS"
+    return row
+
+
+# -- the campaign -------------------------------------------------------------------------
+class Campaign:
+    def __init__(self, workdir: Path, report: Any = print) -> None:
+        self.workdir = workdir
+        self.report = report
+        self.durations: dict[str, float] = {}
+        self.startup = 0.0
+
+    def calibrate(self) -> None:
+        """How long ansible-playbook takes to start, and each operation unkilled:
+        kills are spread over the time the operation is working."""
+        root = Path(tempfile.mkdtemp(dir=self.workdir, prefix="calibrate-"))
+        workspace = Workspace(root)
+        noop = root / "noop.yml"
+        noop.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False,
+                                         "tasks": [{"ansible.builtin.meta": "noop"}]}]))
+        started = time.monotonic()
+        run(noop)
+        self.startup = time.monotonic() - started
+        steps = [("create", workspace.playbook("create", "1")),
+                 ("update", workspace.playbook("update", "2")),
+                 ("failing", workspace.playbook("update", "3", fail=True)),
+                 ("rollback", workspace.playbook("rollback", "", revision=2)),
+                 ("delete", workspace.playbook("delete", ""))]
+        for name, playbook in steps:
+            started = time.monotonic()
+            done = run(playbook)
+            self.durations[name] = time.monotonic() - started
+            if done is None or (done.returncode != 0 and name != "failing"):
+                raise RuntimeError(f"calibration {name} failed:\n{done.stdout if done else ''}")
+        self.report(f"calibration: start-up {self.startup:.2f}s, " + ", ".join(
+            f"{k} {v:.2f}s" for k, v in self.durations.items()))
+
+    def trial(self, operation: str, seed: int) -> Trial:
+        rng = random.Random(f"{operation}:{seed}")
+        trial = Trial(operation, seed)
+        root = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"{operation}-{seed}-"))
+        workspace = Workspace(root)
+        killed_playbook, target = self._prepare(workspace, operation)
+        duration = self.durations[operation]
+        trial.delay = rng.uniform(self.startup * 0.8, duration * 1.05)
+        before = _event_count(workspace.store)
+        finished = run(killed_playbook, kill_after=trial.delay)
+        trial.landed = _landed(workspace, finished, before)
+        store = store_problems(workspace.store)
+        trial.inconsistencies += len(store)
+        trial.problems += store + tracking_problems(workspace, trial)
+        if finished is not None and finished.returncode != 0:
+            trial.problems.append("the run failed before it was killed: " + _tail(finished))
+        self._recover(workspace, trial, rng, killed_playbook, target)
+        return trial
+
+    def _prepare(self, workspace: Workspace, operation: str) -> tuple[Path, str | None]:
+        """Bring the stack to where the operation starts; (playbook to kill,
+        version it aims at: None for no stack)."""
+        if operation == "create":
+            return workspace.playbook("create", "1"), "1"
+        self._must(run(workspace.playbook("create", "1")), "setup create")
+        if operation == "update":
+            return workspace.playbook("update", "2"), "2"
+        if operation == "delete":
+            return workspace.playbook("delete", ""), None
+        failed = run(workspace.playbook("update", "2", fail=True))
+        if failed is None or failed.returncode == 0:
+            raise RuntimeError("setup: the failing update did not fail")
+        return workspace.playbook("rollback", "", revision=1), "1"
+
+    def _recover(self, workspace: Workspace, trial: Trial, rng: random.Random, playbook: Path,
+                 target: str | None) -> None:
+        if trial.operation == "update" and rng.random() < 0.5:
+            trial.recovery = "stack_rollback to revision 1"
+            self._roll_back_to_first(workspace, trial)
+            target = "1"
+        else:
+            trial.recovery = "re-run"
+            done = run(playbook)
+            if done is None or done.returncode != 0:
+                trial.problems.append("re-run failed: " + _tail(done))
+        trial.problems += self._settled(workspace, target)
+        if trial.operation == "update" and trial.recovery == "re-run":
+            # stack_rollback works from there too.
+            trial.recovery += " + stack_rollback"
+            done = run(workspace.playbook("rollback", "", revision=1))
+            if done is None or done.returncode != 0:
+                trial.problems.append("stack_rollback after recovery failed: " + _tail(done))
+            trial.problems += self._settled(workspace, "1")
+
+    def _roll_back_to_first(self, workspace: Workspace, trial: Trial) -> None:
+        with sqlite3.connect(workspace.store) as db:
+            (revision,) = db.execute("SELECT revision FROM stacks WHERE name = ? AND parent_id IS NULL"
+                                     " AND deleted = 0", (STACK,)).fetchone()
+        if revision <= 1:
+            # Killed before the update recorded its revision: there is nothing to
+            # roll back, and the stack must still be revision 1, complete.
+            trial.recovery += " (not needed: the update never started)"
+            return
+        done = run(workspace.playbook("rollback", "", revision=1))
+        if done is None or done.returncode != 0:
+            trial.problems.append("stack_rollback from the killed state failed: " + _tail(done))
+
+    def _settled(self, workspace: Workspace, version: str | None) -> list[str]:
+        problems = store_problems(workspace.store)
+        scratch = Trial("", 0)
+        problems += tracking_problems(workspace, scratch)
+        if version is None:
+            if live_status(workspace) is not None:
+                problems.append(f"stack still there after delete: {live_status(workspace)}")
+        else:
+            status = live_status(workspace)
+            if status is None or status[1] != "COMPLETE":
+                problems.append(f"stack not settled: {status}")
+        problems += state_problems(workspace, version)
+        return problems
+
+    @staticmethod
+    def _must(done: Any, what: str) -> None:
+        if done is None or done.returncode != 0:
+            raise RuntimeError(f"{what} failed: {_tail(done)}")
+
+
+def _event_count(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+def _landed(workspace: Workspace, finished: Any, events_before: int) -> str:
+    if finished is not None:
+        return "after the end"
+    if _event_count(workspace.store) == events_before:
+        return "before any write"
+    return "mid-run"
+
+
+def _tail(done: Any) -> str:
+    if done is None:
+        return "(killed)"
+    text = done.stdout + done.stderr
+    failed = [line for line in text.splitlines() if "FAILED" in line or "ERROR" in line]
+    return (failed[-1] if failed else text[-300:]).strip()[:400]
+
+
+def run_campaign(trials: int, operations: tuple[str, ...], first_seed: int, workdir: Path,
+                 report: Any = print, only: list[tuple[str, int]] | None = None) -> list[Trial]:
+    campaign = Campaign(workdir, report)
+    campaign.calibrate()
+    plan = only or [(op, first_seed + n) for op in operations for n in range(trials)]
+    results = []
+    for operation, seed in plan:
+        trial = campaign.trial(operation, seed)
+        results.append(trial)
+        report(trial.line())
+    summarise(results, report)
+    return results
+
+
+def summarise(results: list[Trial], report: Any = print) -> None:
+    for operation in sorted({t.operation for t in results}):
+        mine = [t for t in results if t.operation == operation]
+        landed = {where: sum(1 for t in mine if t.landed == where)
+                  for where in ("before any write", "mid-run", "after the end")}
+        report(f"{operation}: {len(mine)} trials ({landed['mid-run']} killed mid-run, "
+               f"{landed['before any write']} before any write, {landed['after the end']} after the end), "
+               f"{sum(1 for t in mine if t.problems)} failed, "
+               f"store inconsistencies {sum(t.inconsistencies for t in mine)}, "
+               f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=50, help="trials per operation")
+    parser.add_argument("--operations", default=",".join(OPERATIONS))
+    parser.add_argument("--seed", type=int, default=int(time.time()) % 100000,
+                        help="first seed (trial n of each operation uses seed + n)")
+    parser.add_argument("--only", action="append", default=[], help="replay one trial: OP:SEED")
+    parser.add_argument("--workdir", default=None, help="keep the trials' directories here")
+    arguments = parser.parse_args()
+    workdir = Path(arguments.workdir or tempfile.mkdtemp(prefix="hotplay-crash-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    only = [(op, int(seed)) for op, seed in (item.split(":") for item in arguments.only)] or None
+    print(f"crash campaign: first seed {arguments.seed}, work directory {workdir}", flush=True)
+    results = run_campaign(arguments.trials, tuple(arguments.operations.split(",")), arguments.seed,
+                           workdir, lambda line: print(line, flush=True), only)
+    print(json.dumps({"trials": len(results), "failed": sum(1 for t in results if t.problems),
+                      "inconsistencies": sum(t.inconsistencies for t in results),
+                      "orphans": sum(t.orphans for t in results),
+                      "ghosts": sum(t.ghosts for t in results)}))
+    return 1 if any(t.problems for t in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
