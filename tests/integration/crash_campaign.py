@@ -1,8 +1,10 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Crash campaign: kill ``ansible-playbook`` (SIGKILL, the whole job: its process
-group, as a container or AWX node dying kills it) at a random moment of a create,
-update, delete or rollback, then check what an operator relies on:
+"""Crash campaign: kill ``ansible-playbook`` (SIGKILL to the whole job: the main
+process and every process under it, as a container or AWX node dying kills it;
+Ansible's workers run in sessions of their own, so a process-group kill would miss
+them) at a random moment of a create, update, delete or rollback, then check what
+an operator relies on:
 
 1. the store opens and is consistent (SQLite integrity, every reference resolves);
 2. nothing is untracked: every file the stack made is recorded in the store, and
@@ -42,6 +44,7 @@ BIN = REPO / ".venv" / "bin"
 INSTALLED = REPO / ".build" / "installed"
 OPERATIONS = ("create", "update", "delete", "rollback")
 STACK = "crash"
+ANYWHERE = 0.15  # share of kills placed anywhere in the job's life, start-up included
 RANDOM_NAME = re.compile(rf"^{STACK}-random_file-[a-z0-9]{{12}}$")
 
 MAIN = """\
@@ -198,9 +201,80 @@ def run(playbook: Path, kill_after: float | None = None) -> subprocess.Completed
         out, err = process.communicate(timeout=kill_after if kill_after is not None else 600)
         return subprocess.CompletedProcess(command, process.returncode, out, err)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_tree(process.pid)
         process.communicate()
         return None
+
+
+def run_watched(playbook: Path, store: Path, events_before: int, kill_after: float | None = None,
+                after_first_write: bool = False) -> tuple[subprocess.CompletedProcess[str] | None, float | None]:
+    """Run a playbook watching the store for its first write (an event); with
+    ``kill_after``, kill the job that long after its start, or after its first
+    write.  (the result, None when killed; when the first write was seen)."""
+    command = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+    process = subprocess.Popen(command, cwd=playbook.parent, env=environment(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first_write = None
+    if kill_after is None or after_first_write:
+        while process.poll() is None and first_write is None:
+            if _event_count(store) > events_before:
+                first_write = time.monotonic()
+            else:
+                time.sleep(0.005)
+    if kill_after is None:
+        out, err = process.communicate(timeout=600)
+        return subprocess.CompletedProcess(command, process.returncode, out, err), first_write
+    try:
+        out, err = process.communicate(timeout=kill_after)
+        return subprocess.CompletedProcess(command, process.returncode, out, err), first_write
+    except subprocess.TimeoutExpired:
+        kill_tree(process.pid)
+        process.communicate()
+        return None, first_write
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and all its descendants at once: first stop them all (so
+    none forks or acts in between), then kill them."""
+    stopped: set[int] = set()
+    while True:
+        tree = {pid} | descendants(pid)
+        fresh = tree - stopped
+        if not fresh:
+            break
+        for member in fresh:
+            _signal(member, signal.SIGSTOP)
+        stopped |= fresh
+    for member in stopped:
+        _signal(member, signal.SIGKILL)
+
+
+def descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
 
 
 # -- checks ---------------------------------------------------------------------------
@@ -318,6 +392,7 @@ class Campaign:
         self.workdir = workdir
         self.report = report
         self.durations: dict[str, float] = {}
+        self.windows: dict[str, float] = {}
         self.startup = 0.0
 
     def calibrate(self) -> None:
@@ -331,19 +406,21 @@ class Campaign:
         started = time.monotonic()
         run(noop)
         self.startup = time.monotonic() - started
-        steps = [("create", workspace.playbook("create", "1")),
+        steps: list[tuple[str, Path]] = [("create", workspace.playbook("create", "1")),
                  ("update", workspace.playbook("update", "2")),
                  ("failing", workspace.playbook("update", "3", fail=True)),
                  ("rollback", workspace.playbook("rollback", "", revision=2)),
                  ("delete", workspace.playbook("delete", ""))]
         for name, playbook in steps:
             started = time.monotonic()
-            done = run(playbook)
-            self.durations[name] = time.monotonic() - started
+            done, first_write = run_watched(playbook, workspace.store, _event_count(workspace.store))
+            ended = time.monotonic()
+            self.durations[name] = ended - started
+            self.windows[name] = ended - (first_write or started)
             if done is None or (done.returncode != 0 and name != "failing"):
                 raise RuntimeError(f"calibration {name} failed:\n{done.stdout if done else ''}")
-        self.report(f"calibration: start-up {self.startup:.2f}s, " + ", ".join(
-            f"{k} {v:.2f}s" for k, v in self.durations.items()))
+        self.report(f"calibration: start-up {self.startup:.2f}s; whole run / from the first write: "
+                    + ", ".join(f"{k} {self.durations[k]:.2f}/{self.windows[k]:.2f}s" for k in self.durations))
 
     def trial(self, operation: str, seed: int) -> Trial:
         rng = random.Random(f"{operation}:{seed}")
@@ -351,10 +428,14 @@ class Campaign:
         root = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"{operation}-{seed}-"))
         workspace = Workspace(root)
         killed_playbook, target = self._prepare(workspace, operation)
-        duration = self.durations[operation]
-        trial.delay = rng.uniform(self.startup * 0.8, duration * 1.05)
+        # Most kills land while the engine works (counted from its first write);
+        # some anywhere in the job's life, start-up included.
+        anywhere = rng.random() < ANYWHERE
+        window = self.durations[operation] if anywhere else self.windows[operation]
+        trial.delay = rng.uniform(0, window * 1.05)
         before = _event_count(workspace.store)
-        finished = run(killed_playbook, kill_after=trial.delay)
+        finished, _first = run_watched(killed_playbook, workspace.store, before, trial.delay,
+                                       after_first_write=not anywhere)
         trial.landed = _landed(workspace, finished, before)
         store = store_problems(workspace.store)
         trial.inconsistencies += len(store)
@@ -435,8 +516,11 @@ class Campaign:
 def _event_count(store: Path) -> int:
     if not store.exists():
         return 0
-    with sqlite3.connect(store) as db:
-        return db.execute("SELECT count(*) FROM events").fetchone()[0]
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
+            return db.execute("SELECT count(*) FROM events").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0  # the first run is still creating the store
 
 
 def _landed(workspace: Workspace, finished: Any, events_before: int) -> str:
@@ -444,7 +528,10 @@ def _landed(workspace: Workspace, finished: Any, events_before: int) -> str:
         return "after the end"
     if _event_count(workspace.store) == events_before:
         return "before any write"
-    return "mid-run"
+    with sqlite3.connect(workspace.store) as db:
+        unsettled = db.execute("SELECT count(*) FROM stacks WHERE status = 'IN_PROGRESS'").fetchone()[0]
+        unsettled += db.execute("SELECT count(*) FROM resources WHERE status = 'IN_PROGRESS'").fetchone()[0]
+    return "mid-run" if unsettled else "after the engine finished"
 
 
 def _tail(done: Any) -> str:
@@ -473,9 +560,10 @@ def summarise(results: list[Trial], report: Any = print) -> None:
     for operation in sorted({t.operation for t in results}):
         mine = [t for t in results if t.operation == operation]
         landed = {where: sum(1 for t in mine if t.landed == where)
-                  for where in ("before any write", "mid-run", "after the end")}
+                  for where in ("before any write", "mid-run", "after the engine finished", "after the end")}
         report(f"{operation}: {len(mine)} trials ({landed['mid-run']} killed mid-run, "
-               f"{landed['before any write']} before any write, {landed['after the end']} after the end), "
+               f"{landed['before any write']} before any write, "
+               f"{landed['after the engine finished'] + landed['after the end']} after the engine finished), "
                f"{sum(1 for t in mine if t.problems)} failed, "
                f"store inconsistencies {sum(t.inconsistencies for t in mine)}, "
                f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}")

@@ -7,6 +7,7 @@ clock, printed in any failure).  The full campaign: ``bash scripts/crash_campaig
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 
 import pytest
@@ -23,3 +24,25 @@ def test_killed_runs_leave_a_store_that_resumes_with_nothing_untracked(operation
     assert len(results) == trials
     failed = [t for t in results if t.problems]
     assert not failed, "\n".join(lines) + f"\nreplay: python tests/integration/crash_campaign.py --only {operation}:SEED"
+
+
+def test_the_checks_find_orphans_ghosts_and_wrong_files(tmp_path):
+    """The campaign's checks are not blind: an unrecorded file is an orphan, a
+    complete record of a missing file a ghost, and a stale file a wrong state."""
+    from crash_campaign import Trial, Workspace, state_problems, tracking_problems
+
+    workspace = Workspace(tmp_path / "w")
+    with sqlite3.connect(workspace.store) as db:
+        db.executescript(
+            "CREATE TABLE stacks (id TEXT, deleted INTEGER);"
+            "CREATE TABLE resources (stack_id TEXT, type TEXT, action TEXT, status TEXT,"
+            " physical_id TEXT, retired_in INTEGER);"
+            "INSERT INTO stacks VALUES ('s', 0);")
+        db.execute("INSERT INTO resources VALUES ('s', 'Hotplay::Local::File', 'CREATE', 'COMPLETE', ?, 0)",
+                   (str(workspace.files / "gone"),))
+    (workspace.files / "stray").write_text("x")
+    trial = Trial("create", 0)
+    problems = tracking_problems(workspace, trial)
+    assert (trial.orphans, trial.ghosts) == (1, 1), problems
+    assert any("stray" in p for p in problems) and any("gone" in p for p in problems)
+    assert state_problems(workspace, None) == ["left behind after delete: ['stray']"]

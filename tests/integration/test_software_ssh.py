@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from conftest import BIN, EXAMPLES, INSTALLED, store_rows
+from crash_campaign import kill_tree
 from ssh_hosts import SshHosts, start_hosts, wait_for
 
 SOFTWARE = EXAMPLES / "software" / "app_software.yaml"
@@ -233,6 +234,37 @@ def test_host_cut_off_mid_deployment_stops_the_roll_and_rerun_finishes(ssh_hosts
     assert running["node1"] == running["node3"] == "2.0\n", running
     # node2's interrupted UPDATE ran again on the re-run and was seen to finish.
     assert running["node2"] == "2.0\n", running
+
+
+def test_job_killed_mid_deployment_is_never_recorded_done_and_rerun_finishes(ssh_hosts, tmp_path, store_url):
+    """SIGKILL the whole ansible-playbook job while node1's upgrade runs on it (an
+    AWX job killed, a controller lost): the store says the upgrade is in progress,
+    never complete; the next run runs it again and finishes the roll."""
+    case = "killed"
+    playbook = roll_playbook(tmp_path, store_url, case, paused_template(tmp_path))
+    assert roll(ssh_hosts, playbook, version="1.0", update_after_time="t0").returncode == 0
+    variables = {"version": "2.0", "update_after_time": "t1", "pause_host": "node1"}
+    command, env = playbook_command(ssh_hosts, playbook, **variables)
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        started = wait_for(ssh_hosts.srv(1) / case / "app" / "upgrade-started", timeout=90)
+    finally:
+        kill_tree(process.pid)  # the job and its workers, as a lost controller
+        process.wait()
+    assert started, "node1's upgrade never started"
+    action, status, _reason = upgrade_row(store_url, "node1")
+    assert (action, status) == ("UPDATE", "IN_PROGRESS")
+    assert stacks(store_url)["software-node1"][0] == "UPDATE_IN_PROGRESS"
+
+    resumed = roll(ssh_hosts, playbook, **variables)
+    assert resumed.returncode == 0, output(resumed)
+    assert {n: host_file(ssh_hosts, n, case, "running") for n in (1, 2, 3)} == dict.fromkeys((1, 2, 3), "2.0")
+    assert all(upgrade_row(store_url, h)[:2] == ("UPDATE", "COMPLETE") for h in ssh_hosts.names)
+    # node1: the killed run's revision, then the re-run's; the others rolled once.
+    assert stacks(store_url) == {"software-node1": ("UPDATE_COMPLETE", 3),
+                                 "software-node2": ("UPDATE_COMPLETE", 2),
+                                 "software-node3": ("UPDATE_COMPLETE", 2)}
 
 
 GROUP_TEMPLATE = """\
