@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ansible.plugins.action import ActionBase
@@ -29,6 +30,10 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import HOOK_TYPES
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
+
+COLLECTION_ROOT = Path(__file__).resolve().parents[2]
+# Environments shipped in the collection, by the name a task gives them.
+SHIPPED_ENVIRONMENTS = {"hotplay.stacks.openstack": "environments/openstack/environment.yaml"}
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},
@@ -138,7 +143,10 @@ class ActionModule(ActionBase):
         return result
 
     def _local_path(self, path: str) -> str:
-        """Relative paths are found as Ansible finds files: role, then playbook dir."""
+        """Relative paths are found as Ansible finds files: role, then playbook dir.
+        A shipped environment is named by its FQCN (``hotplay.stacks.openstack``)."""
+        if path in SHIPPED_ENVIRONMENTS:
+            return str(COLLECTION_ROOT / SHIPPED_ENVIRONMENTS[path])
         return self._loader.path_dwim(path)
 
 

@@ -89,6 +89,9 @@ options:
       - Paths to Heat environment files on the controller, applied in order; later
         files override earlier ones, as with C(openstack stack create -e).
       - Relative paths are looked up as for O(template).
+      - C(hotplay.stacks.openstack) names the environment shipped in this collection
+        that maps C(OS::Nova::Server), C(OS::Neutron::*) and C(OS::Cinder::*) types
+        onto C(openstack.cloud) modules (see the collection's docs/openstack.md).
     type: list
     elements: path
     default: []
