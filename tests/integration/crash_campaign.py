@@ -13,9 +13,10 @@ an operator relies on:
    trials, ``stack_rollback`` brings back the previous revision instead);
 4. after that, the store and the files agree exactly: no orphan, no ghost.
 
-The stacks mix ``Hotplay::Local::File`` (real files), ``OS::Heat::TestResource``
-(with waits, so kills land mid-run), a provider-template nested stack and a
-``ResourceGroup``.  Every trial prints its seed; ``--only OP:SEED`` replays one.
+The stacks mix ``Hotplay::Local::File`` (real files), ``Hotplay::Ansible::Module``
+resources (ansible.builtin.copy writing real files, deleted with ansible.builtin.file),
+``OS::Heat::TestResource`` (with waits, so kills land mid-run), a provider-template
+nested stack and a ``ResourceGroup``.  Every trial prints its seed; ``--only OP:SEED`` replays one.
 
 Full campaign: ``bash scripts/crash_campaign.sh`` (50 trials per operation).
 """
@@ -23,6 +24,7 @@ Full campaign: ``bash scripts/crash_campaign.sh`` (50 trials per operation).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -33,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,11 @@ BIN = REPO / ".venv" / "bin"
 INSTALLED = REPO / ".build" / "installed"
 OPERATIONS = ("create", "update", "delete", "rollback")
 STACK = "crash"
+# Resource types whose physical id is the path of a file they made.
+MANAGES_FILES = ("Hotplay::Local::File", "Hotplay::Ansible::Module")
+# A module killed inside Ansible's atomic_move leaves its temporary file beside the
+# destination (ansible.module_utils.basic); not ours to track, counted apart.
+ANSIBLE_TEMPORARY = re.compile(r"^\.ansible_tmp")
 ANYWHERE = 0.15  # share of kills placed anywhere in the job's life, start-up included
 RANDOM_NAME = re.compile(rf"^{STACK}-random_file-[a-z0-9]{{12}}$")
 
@@ -90,9 +99,21 @@ resources:
           directory: {get_param: dir}
           name: {list_join: ["-", [member, "%index%", {get_param: version}]]}
           content: {get_param: version}
+  copied:        # a real module resource: ansible.builtin.copy, replaced on a new version
+    type: Hotplay::Ansible::Module
+    properties:
+      module: ansible.builtin.copy
+      args:
+        dest: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [copied, {get_param: version}]]}]]}
+        content: {get_param: version}
+        mode: "0600"
+      delete_module: ansible.builtin.file
+      delete_args:
+        path: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [copied, {get_param: version}]]}]]}
+        state: absent
   breaker:
     type: OS::Heat::TestResource
-    depends_on: [config_file, nested, group]
+    depends_on: [config_file, nested, group, copied]
     properties:
       value: {get_param: version}
       fail: {get_param: fail}
@@ -115,6 +136,16 @@ resources:
   inner_wait:
     type: OS::Heat::TestResource
     properties: {value: {get_param: version}, wait_secs: 0.2}
+  inner_copied:  # a module resource updated in place
+    type: Hotplay::Ansible::Module
+    properties:
+      module: ansible.builtin.copy
+      args:
+        dest: {list_join: ["/", [{get_param: dir}, inner-copied]]}
+        content: {get_param: version}
+        mode: "0600"
+      delete_module: ansible.builtin.file
+      delete_args: {path: {list_join: ["/", [{get_param: dir}, inner-copied]]}, state: absent}
   inner_config:
     type: Hotplay::Local::File
     depends_on: inner_wait
@@ -128,7 +159,8 @@ resources:
 def expected_files(version: str) -> dict[str, str]:
     """File name -> content of a stack at ``version`` (the random name apart)."""
     files = {"config": f"config {version}", f"release-{version}": version,
-             f"inner-{version}": version, "inner-config": version}
+             f"inner-{version}": version, "inner-config": version,
+             f"copied-{version}": version, "inner-copied": version}
     files.update({f"member-{i}-{version}": version for i in range(3)})
     return files
 
@@ -144,6 +176,7 @@ class Trial:
     inconsistencies: int = 0
     orphans: int = 0
     ghosts: int = 0
+    ansible_temporaries: int = 0
 
     def line(self) -> str:
         verdict = "ok" if not self.problems else "FAILED: " + "; ".join(self.problems)
@@ -181,6 +214,19 @@ class Workspace:
         path = self.root / f"{operation}-{version}-{int(fail)}-{revision}.yml"
         path.write_text(yaml.safe_dump(play, sort_keys=False))
         return path
+
+
+@contextlib.contextmanager
+def closing_db(*args: Any, **kwargs: Any) -> Iterator[sqlite3.Connection]:
+    """A connection closed on leaving (sqlite3's own context manager only commits:
+    a connection left to the garbage collector, closed while another of this
+    process is open, drops SQLite's POSIX locks under it)."""
+    db = sqlite3.connect(*args, **kwargs)
+    try:
+        with db:
+            yield db
+    finally:
+        db.close()
 
 
 def environment() -> dict[str, str]:
@@ -283,7 +329,7 @@ def store_problems(path: Path) -> list[str]:
     if not path.exists():
         return []
     problems = []
-    with sqlite3.connect(path) as db:
+    with closing_db(path) as db:
         if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             problems.append("sqlite integrity_check failed")
         stacks = {row[0]: row for row in db.execute("SELECT id, parent_id, deleted, revision FROM stacks")}
@@ -324,32 +370,17 @@ def _opens(path: Path) -> list[str]:
     return []
 
 
-def apply_in_process(workspace: Workspace, version: str, fail: bool = False) -> bool:
-    """Set a trial up through the engine itself (faster than a playbook; the
-    killed run and the recovery are real ansible-playbook runs)."""
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import ApplyRequest, apply_stack
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
-
-    store = open_store(workspace.url)
-    try:
-        request = ApplyRequest(name=STACK, template=str(workspace.root / "main.yaml"),
-                               parameters={"dir": str(workspace.files), "version": version, "fail": fail})
-        return not apply_stack(store, request, "crash campaign set-up").as_dict().get("failed")
-    finally:
-        store.close()
-
-
 def recorded_paths(path: Path) -> tuple[set[str], set[str]]:
     """(every path any resource row names, paths of rows that claim a complete file)."""
     every: set[str] = set()
     complete: set[str] = set()
     if not path.exists():
         return every, complete
-    with sqlite3.connect(path) as db:
+    with closing_db(path) as db:
         rows = db.execute("SELECT r.type, r.action, r.status, r.physical_id, r.retired_in, s.deleted"
                           " FROM resources r JOIN stacks s ON s.id = r.stack_id").fetchall()
     for type_name, action, status, physical_id, retired_in, deleted in rows:
-        if type_name != "Hotplay::Local::File" or not physical_id:
+        if type_name not in MANAGES_FILES or not physical_id:
             continue
         every.add(physical_id)
         # A retired or deleted stack's row may be mid-delete: its file may be gone.
@@ -364,6 +395,9 @@ def tracking_problems(workspace: Workspace, trial: Trial) -> list[str]:
     every, complete = recorded_paths(workspace.store)
     problems = []
     for file in sorted(workspace.files.iterdir()):
+        if ANSIBLE_TEMPORARY.match(file.name):
+            trial.ansible_temporaries += 1
+            continue
         path = str(file)
         temporary = re.match(r"^\.(.+)\.hotplay-tmp$", file.name)
         owner = str(file.with_name(temporary.group(1))) if temporary else path
@@ -379,7 +413,8 @@ def tracking_problems(workspace: Workspace, trial: Trial) -> list[str]:
 
 def state_problems(workspace: Workspace, version: str | None) -> list[str]:
     """The files are exactly those of ``version`` (None: no stack, no files)."""
-    present = {f.name: f.read_text() for f in workspace.files.iterdir()}
+    present = {f.name: f.read_text() for f in workspace.files.iterdir()
+               if not ANSIBLE_TEMPORARY.match(f.name)}
     if version is None:
         return [f"left behind after delete: {sorted(present)}"] if present else []
     wanted = expected_files(version)
@@ -396,7 +431,7 @@ def state_problems(workspace: Workspace, version: str | None) -> list[str]:
 
 
 def live_status(workspace: Workspace) -> tuple[str, str] | None:
-    with sqlite3.connect(workspace.store) as db:
+    with closing_db(workspace.store) as db:
         row = db.execute("SELECT action, status FROM stacks WHERE name = ? AND parent_id IS NULL"
                          " AND deleted = 0", (STACK,)).fetchone()
         unsettled = db.execute("SELECT count(*) FROM resources r JOIN stacks s ON s.id = r.stack_id"
@@ -470,13 +505,15 @@ class Campaign:
         version it aims at: None for no stack)."""
         if operation == "create":
             return workspace.playbook("create", "1"), "1"
-        if not apply_in_process(workspace, "1"):
-            raise RuntimeError("setup: the create failed")
+        created = run(workspace.playbook("create", "1"))
+        if created is None or created.returncode != 0:
+            raise RuntimeError(f"setup: the create failed: {_tail(created)}")
         if operation == "update":
             return workspace.playbook("update", "2"), "2"
         if operation == "delete":
             return workspace.playbook("delete", ""), None
-        if apply_in_process(workspace, "2", fail=True):
+        failed = run(workspace.playbook("update", "2", fail=True))
+        if failed is None or failed.returncode == 0:
             raise RuntimeError("setup: the failing update did not fail")
         return workspace.playbook("rollback", "", revision=1), "1"
 
@@ -501,7 +538,7 @@ class Campaign:
             trial.problems += self._settled(workspace, "1")
 
     def _roll_back_to_first(self, workspace: Workspace, trial: Trial) -> None:
-        with sqlite3.connect(workspace.store) as db:
+        with closing_db(workspace.store) as db:
             (revision,) = db.execute("SELECT revision FROM stacks WHERE name = ? AND parent_id IS NULL"
                                      " AND deleted = 0", (STACK,)).fetchone()
         if revision <= 1:
@@ -532,7 +569,7 @@ def _event_count(store: Path) -> int:
     if not store.exists():
         return 0
     try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
+        with closing_db(f"file:{store}?mode=ro", uri=True, timeout=5) as db:
             return db.execute("SELECT count(*) FROM events").fetchone()[0]
     except sqlite3.OperationalError:
         return 0  # the first run is still creating the store
@@ -543,7 +580,7 @@ def _landed(workspace: Workspace, finished: Any, events_before: int) -> str:
         return "after the end"
     if _event_count(workspace.store) == events_before:
         return "before any write"
-    with sqlite3.connect(workspace.store) as db:
+    with closing_db(workspace.store) as db:
         unsettled = db.execute("SELECT count(*) FROM stacks WHERE status = 'IN_PROGRESS'").fetchone()[0]
         unsettled += db.execute("SELECT count(*) FROM resources WHERE status = 'IN_PROGRESS'").fetchone()[0]
     return "mid-run" if unsettled else "after the engine finished"
@@ -558,15 +595,17 @@ def _tail(done: Any) -> str:
 
 
 def run_campaign(trials: int, operations: tuple[str, ...], first_seed: int, workdir: Path,
-                 report: Any = print, only: list[tuple[str, int]] | None = None) -> list[Trial]:
+                 report: Any = print, only: list[tuple[str, int]] | None = None,
+                 jobs: int = 1) -> list[Trial]:
+    """Every trial (``jobs`` at a time: each is its own store and directory)."""
     campaign = Campaign(workdir, report)
     campaign.calibrate()
     plan = only or [(op, first_seed + n) for op in operations for n in range(trials)]
     results = []
-    for operation, seed in plan:
-        trial = campaign.trial(operation, seed)
-        results.append(trial)
-        report(trial.line())
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for trial in pool.map(lambda step: campaign.trial(*step), plan):
+            results.append(trial)
+            report(trial.line())
     summarise(results, report)
     return results
 
@@ -581,7 +620,8 @@ def summarise(results: list[Trial], report: Any = print) -> None:
                f"{landed['after the engine finished'] + landed['after the end']} after the engine finished), "
                f"{sum(1 for t in mine if t.problems)} failed, "
                f"store inconsistencies {sum(t.inconsistencies for t in mine)}, "
-               f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}")
+               f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}, "
+               f"Ansible temporaries left by killed modules {sum(t.ansible_temporaries for t in mine)}")
 
 
 def main() -> int:
@@ -592,13 +632,14 @@ def main() -> int:
                         help="first seed (trial n of each operation uses seed + n)")
     parser.add_argument("--only", action="append", default=[], help="replay one trial: OP:SEED")
     parser.add_argument("--workdir", default=None, help="keep the trials' directories here")
+    parser.add_argument("--jobs", type=int, default=1, help="trials run at once")
     arguments = parser.parse_args()
     workdir = Path(arguments.workdir or tempfile.mkdtemp(prefix="hotplay-crash-"))
     workdir.mkdir(parents=True, exist_ok=True)
     only = [(op, int(seed)) for op, seed in (item.split(":") for item in arguments.only)] or None
     print(f"crash campaign: first seed {arguments.seed}, work directory {workdir}", flush=True)
     results = run_campaign(arguments.trials, tuple(arguments.operations.split(",")), arguments.seed,
-                           workdir, lambda line: print(line, flush=True), only)
+                           workdir, lambda line: print(line, flush=True), only, arguments.jobs)
     print(json.dumps({"trials": len(results), "failed": sum(1 for t in results if t.problems),
                       "inconsistencies": sum(t.inconsistencies for t in results),
                       "orphans": sum(t.orphans for t in results),

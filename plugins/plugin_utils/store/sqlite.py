@@ -122,6 +122,17 @@ CREATE TABLE IF NOT EXISTS locks (
 """
 
 
+def _create_private(path: str) -> None:
+    """Create the store file private to the user before SQLite opens it.  Only a
+    file that does not exist yet is opened here: closing a descriptor of a
+    database this process already has open would drop SQLite's POSIX locks on it
+    (the classic way to corrupt an SQLite file)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        pass
+
+
 def default_path() -> str:
     """The per-user data directory's store: ``$XDG_DATA_HOME/hotplay/stacks.db``."""
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(
@@ -167,9 +178,7 @@ class SqliteStore(Store):
         directory = os.path.dirname(self.path)
         try:
             os.makedirs(directory, mode=0o700, exist_ok=True)
-            # Created private to the user before SQLite opens it.
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-            os.close(fd)
+            _create_private(self.path)
             db = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30
             )

@@ -1,0 +1,199 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shipped OpenStack environment (``hotplay.stacks.openstack``): a Heat
+template with Heat's OS:: types runs unchanged, each resource becoming the
+openstack.cloud module call it maps to.
+
+No cloud is reachable from the test machines, so ``openstack.cloud`` here is a
+MOCK (tests/integration/mock_openstack): each module records the call it got and
+keeps a pretend cloud in a JSON file.  The tests check what would be called
+(module, arguments), that return values flow back as Heat's attributes, and the
+life cycle (update in place, replacement, delete) against that pretend cloud --
+nothing here was run against a real OpenStack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from conftest import INSTALLED, run_playbook, write_template
+
+MOCK = Path(__file__).resolve().parent / "mock_openstack"
+
+TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      flavor: {type: string, default: m1.small}
+      role: {type: string, default: app}
+    resources:
+      net:
+        type: OS::Neutron::Net
+        properties: {name: app-net}
+      subnet:
+        type: OS::Neutron::Subnet
+        properties:
+          network: {get_resource: net}
+          cidr: 10.0.0.0/24
+          dns_nameservers: [192.0.2.53]
+          allocation_pools: [{start: 10.0.0.10, end: 10.0.0.200}]
+      web_sg:
+        type: OS::Neutron::SecurityGroup
+        properties:
+          rules:
+            - {protocol: tcp, port_range_min: 22, port_range_max: 22,
+               remote_mode: remote_ip_prefix, remote_ip_prefix: 198.51.100.0/24}
+      router:
+        type: OS::Neutron::Router
+        properties:
+          external_gateway_info: {network: public}
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.0.0.10}]
+          security_groups: [{get_resource: web_sg}]
+      server:
+        type: OS::Nova::Server
+        properties:
+          image: cirros
+          flavor: {get_param: flavor}
+          key_name: ops
+          networks: [{port: {get_resource: port}}]
+          metadata: {role: {get_param: role}}
+          user_data: "#!/bin/sh\\necho hello\\n"
+      fip:
+        type: OS::Neutron::FloatingIP
+        properties:
+          floating_network: public
+          port_id: {get_resource: port}
+      data:
+        type: OS::Cinder::Volume
+        properties: {name: data, size: 10}
+      attach:
+        type: OS::Cinder::VolumeAttachment
+        properties:
+          instance_uuid: {get_resource: server}
+          volume_id: {get_resource: data}
+          mountpoint: /dev/vdb
+    outputs:
+      address: {value: {get_attr: [server, first_address]}}
+      networks: {value: {get_attr: [server, networks]}}
+      server_id: {value: {get_resource: server}}
+      floating: {value: {get_attr: [fip, floating_ip_address]}}
+      net_status: {value: {get_attr: [net, status]}}
+"""
+
+
+def apply(tmp_path: Path, state: str = "present", **parameters: str):
+    template = write_template(tmp_path, "cloud.yaml", TEMPLATE)
+    task: dict = {"name": "app", "state": state, "store": f"sqlite:///{tmp_path / 'store.db'}"}
+    if state == "present":
+        task.update(template=str(template), environment=["hotplay.stacks.openstack"],
+                    parameters=parameters)
+    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Apply", "hotplay.stacks.stack": task, "register": "applied"},
+        {"name": "Show", "ansible.builtin.debug": {"msg": "OUTPUTS {{ applied.outputs | default({}) | to_json }}"}},
+    ]}]
+    playbook = tmp_path / "cloud.yml"
+    playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+    run = run_playbook(playbook, tmp_path, env={
+        "ANSIBLE_COLLECTIONS_PATH": f"{INSTALLED}:{MOCK}",
+        "MOCK_OPENSTACK_LOG": str(tmp_path / "calls.jsonl"),
+        "MOCK_OPENSTACK_STATE": str(tmp_path / "cloud.json")})
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def calls(tmp_path: Path) -> list[dict]:
+    path = tmp_path / "calls.jsonl"
+    found = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    path.write_text("")
+    return [c for c in found if not c["check_mode"]]
+
+
+def cloud(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "cloud.json").read_text())
+
+
+def outputs(run) -> dict:
+    line = next(line for line in run.stdout.splitlines() if '"msg": "OUTPUTS ' in line)
+    return json.loads(json.loads("{" + line.strip().rstrip(",") + "}")["msg"][len("OUTPUTS "):])
+
+
+def one(made: list[dict], module: str) -> dict:
+    found = [c["args"] for c in made if c["module"] == f"openstack.cloud.{module}"]
+    assert len(found) == 1, (module, found)
+    return found[0]
+
+
+def test_heat_types_become_openstack_cloud_calls(tmp_path):
+    created = apply(tmp_path)
+    made = calls(tmp_path)
+    pretend = cloud(tmp_path)
+    net_id = next(iter(pretend["network"]))
+    subnet_id = next(iter(pretend["subnet"]))
+    port_id = next(iter(pretend["port"]))
+    server_id = next(iter(pretend["server"]))
+    volume_id = next(iter(pretend["volume"]))
+    sg_id = next(iter(pretend["security_group"]))
+
+    assert one(made, "network")["name"] == "app-net"
+    subnet = one(made, "subnet")
+    assert (subnet["network_name"], subnet["cidr"], subnet["ip_version"]) == (net_id, "10.0.0.0/24", 4)
+    assert (subnet["allocation_pool_start"], subnet["allocation_pool_end"]) == ("10.0.0.10", "10.0.0.200")
+    assert subnet["dns_nameservers"] == ["192.0.2.53"]
+    rules = one(made, "security_group")["security_group_rules"]
+    assert rules == [{"protocol": "tcp", "port_range_min": 22, "port_range_max": 22,
+                      "remote_ip_prefix": "198.51.100.0/24"}]
+    router = one(made, "router")
+    assert router["network"] == "public"
+    port = one(made, "port")
+    assert port["network"] == net_id
+    assert port["fixed_ips"] == [{"subnet_id": subnet_id, "ip_address": "10.0.0.10"}]
+    assert port["security_groups"] == [sg_id]
+    server = one(made, "server")
+    assert server["nics"] == [{"port-id": port_id}]
+    assert (server["image"], server["flavor"], server["key_name"]) == ("cirros", "m1.small", "ops")
+    assert server["meta"] == {"role": "app"} and server["userdata"] == "#!/bin/sh\necho hello\n"
+    assert server["name"].startswith("app-server-")  # Heat-like physical name
+    fip = one(made, "resource")
+    assert (fip["service"], fip["type"]) == ("network", "ip")
+    assert fip["attributes"] == {"floating_network_id": "public", "port_id": port_id}
+    assert one(made, "volume")["size"] == 10
+    attach = one(made, "server_volume")
+    assert (attach["server"], attach["volume"], attach["device"]) == (server_id, volume_id, "/dev/vdb")
+
+    # Return values flow back as Heat's attributes.
+    assert outputs(created) == {"address": "10.0.0.10", "networks": {"private": ["10.0.0.10"]},
+                                "server_id": server_id, "floating": "203.0.113.10",
+                                "net_status": "ACTIVE"}
+
+
+def test_update_in_place_replace_and_delete(tmp_path):
+    apply(tmp_path)
+    first = next(iter(cloud(tmp_path)["server"]))
+    calls(tmp_path)
+
+    # metadata is updated in place: the same server, called again.
+    apply(tmp_path, role="db")
+    servers = cloud(tmp_path)["server"]
+    assert list(servers) == [first] and servers[first]["meta"] == {"role": "db"}
+
+    # flavor replaces: a new server (new name) first, then the old one deleted by id.
+    calls(tmp_path)
+    replaced = apply(tmp_path, role="db", flavor="m1.large")
+    servers = cloud(tmp_path)["server"]
+    (second,) = servers
+    assert second != first and servers[second]["flavor"] == "m1.large"
+    made = [c for c in calls(tmp_path) if c["module"] == "openstack.cloud.server"]
+    assert [c["args"]["state"] for c in made] == ["present", "absent"]
+    assert made[1]["args"]["name"] == first
+    assert outputs(replaced)["server_id"] == second
+    # The attachment follows the new server.
+    (attachment,) = cloud(tmp_path)["server_volume"].values()
+    assert attachment["server"] == second
+
+    apply(tmp_path, state="absent")
+    assert {kind: objects for kind, objects in cloud(tmp_path).items() if objects} == {}
