@@ -98,9 +98,6 @@ class SoftwareDeploymentGroup(ResourceGroup):
         return True  # Heat's res_def_changed of deployment groups
 
     # -- attributes: maps of member name to the member's attribute ------------------------
-    def attribute_names(self) -> frozenset[str] | None:
-        return None  # any attribute of a deployment, declared outputs included
-
     def attribute(self, state: ResourceState, name: str) -> Any:
         member_attribute = _MAPPED.get(name, name)
         return {member_name: handler.attribute(member, member_attribute)

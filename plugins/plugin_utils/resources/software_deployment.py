@@ -4,8 +4,9 @@
 ``OS::Heat::StructuredDeployment``, ``OS::Heat::SoftwareComponent`` and
 ``OS::Heat::DeployedServer``.
 
-A deployment's config runs on the host the task runs for, through the play's own
-connection (``runtime.host``, given by the action plugin): the module
+A deployment's config runs on its ``server``, an inventory host: the task's own
+host through the play's own connection, another one as ``delegate_to`` reaches it
+(``runtime.host``, given by the action plugin, and its ``on``): the module
 ``hotplay.stacks.software_deployment`` runs a ``script`` config as Heat's script
 hook does; an ``ansible`` config (a list of module calls) runs task by task.  A
 marker per deployment on the host makes a re-run with nothing changed run nothing.
