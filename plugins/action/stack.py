@@ -60,6 +60,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
         },
     },
     "wait_for_hooks": {"type": "int", "default": 0},
+    "lock_timeout": {"type": "int", "default": 0},
 }
 
 
@@ -104,7 +105,7 @@ class ActionModule(ActionBase):
                 plan_id=args["plan_id"], prevent_destroy=args["prevent_destroy"],
                 timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
                 breakpoints=_breakpoints(args), wait_for_hooks=args["wait_for_hooks"],
-                host=host,
+                host=host, lock_timeout=args["lock_timeout"],
             )
             deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
@@ -128,6 +129,7 @@ class ActionModule(ActionBase):
             breakpoints=_breakpoints(args),
             wait_for_hooks=args["wait_for_hooks"],
             host=host,
+            lock_timeout=args["lock_timeout"],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

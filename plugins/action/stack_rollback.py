@@ -37,6 +37,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "nested_depth": {"type": "int", "default": 0},
     "timeout": {"type": "int", "default": 0},
     "keep_replaced": {"type": "int", "default": 0},
+    "lock_timeout": {"type": "int", "default": 0},
 }
 MUTUALLY_EXCLUSIVE = [("revision", "before")]
 
@@ -62,7 +63,7 @@ class ActionModule(ActionBase):
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
             check_mode=bool(self._task.check_mode), nested_depth=args["nested_depth"],
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=cancel,
-            host=host,
+            host=host, lock_timeout=args["lock_timeout"],
         )
         try:
             with interruptible(cancel), open_task_store(args["store"]) as store:

@@ -42,7 +42,8 @@ description:
     See C(docs/breakpoints.md) in the collection.
   - One line per resource action is shown as it happens.
   - A second apply of the same stack while one is running (or waiting with
-    O(wait_for_hooks)) fails at once, naming the holder of the stack's lock.
+    O(wait_for_hooks)) fails, naming the holder of the stack's lock: at once, or
+    after waiting up to O(lock_timeout) seconds for the lock to be freed.
   - Updates follow Heat's rules. A resource is replaced when a changed property
     cannot be updated in place, when its type changed, or when its last action
     failed (a nested stack is converged again instead). A replacement creates the
@@ -303,6 +304,7 @@ options:
     choices: [dot, mermaid, svg]
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.lock
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks
   - hotplay.stacks.attributes.controller

@@ -136,6 +136,7 @@ options:
     default: 0
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.lock
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks
   - hotplay.stacks.attributes.controller
@@ -165,7 +166,8 @@ attributes:
         revision before it).
 notes:
   - The task holds the stack's lock while it runs; a rollback of a stack that
-    another run holds fails at once, naming the holder.
+    another run holds fails, naming the holder, at once or after waiting up to
+    O(lock_timeout) seconds.
   - Use O(hotplay.stacks.stack#module:rollback_on_failure) to roll back
     automatically when an apply fails.
   - C(playbooks/rollback.yml), run as C(ansible-playbook hotplay.stacks.rollback -e

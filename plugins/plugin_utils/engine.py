@@ -21,6 +21,7 @@ from typing import Any
 from .definition import StackDefinition, StackIdentity
 from .errors import HotplayError
 from .executor import DEFAULT_WORKERS
+from .locking import stack_lock
 from .hooks import pending_hooks, settle_hooks, stepping
 from .guards import (
     Refused,
@@ -70,6 +71,7 @@ class ApplyRequest:
     breakpoints: Sequence[tuple[str, str]] = ()  # (resource path pattern, hook)
     wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
     host: Any = None  # the play host deployments run on (HostContext)
+    lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
 
 
 @dataclass
@@ -98,21 +100,27 @@ def apply_stack(
 ) -> StackResult:
     """Create the stack, or bring it to the new definition; nothing when unchanged."""
     prepared = _prepare(store, request)
-    try:
-        _refusals(request, prepared)
-    except Refused as refusal:
-        result = _refused(store, prepared, request, refusal)
-    else:
-        changes = prepared.existing is None or prepared.paused or not _unchanged(
-            store, prepared.existing, prepared.digest)
-        if request.check_mode or not changes:
-            result = _planned(store, prepared, request, changes)
-        else:
-            result = _converge(store, request, prepared, holder, progress)
+    result = _without_run(store, request, prepared)
+    if result is None:
+        result, prepared = _converge(store, request, prepared, holder, progress)
     if request.graph:
         result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
                               request.graph)
     return result
+
+
+def _without_run(store: Store, request: ApplyRequest, prepared: _Prepared) -> StackResult | None:
+    """The result when nothing is to be written (a refusal, a preview, nothing to
+    change); None when the stack must be converged."""
+    try:
+        _refusals(request, prepared)
+    except Refused as refusal:
+        return _refused(store, prepared, request, refusal)
+    changes = prepared.existing is None or prepared.paused or not _unchanged(
+        store, prepared.existing, prepared.digest)
+    if request.check_mode or not changes:
+        return _planned(store, prepared, request, changes)
+    return None
 
 
 def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
@@ -166,13 +174,28 @@ def _already_applied(request: ApplyRequest, prepared: _Prepared) -> bool:
 def _converge(
     store: Store, request: ApplyRequest, prepared: _Prepared, holder: str,
     progress: ProgressCallback | None,
+) -> tuple[StackResult, _Prepared]:
+    """Lock the stack (waiting up to ``lock_timeout``), then run the apply."""
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+        if store.find_stack(request.name) != prepared.existing:
+            # Another run changed the stack since it was read (while this one
+            # waited for the lock): plan again from what it left.
+            prepared = _prepare(store, request)
+            settled = _without_run(store, request, prepared)
+            if settled is not None:
+                return settled, prepared
+        return _run_locked(store, request, prepared, cancel, progress), prepared
+
+
+def _run_locked(
+    store: Store, request: ApplyRequest, prepared: _Prepared, cancel: Cancel,
+    progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
     sink = event_sink(events, progress)
-    cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
     rolled_back: dict[str, Any] | None = None
-    store.acquire_lock(request.name, holder)
     try:
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
@@ -193,7 +216,6 @@ def _converge(
     finally:
         if timer is not None:
             timer.cancel()
-        store.release_lock(request.name, holder)
     final = store.get_stack(stack.id)
     parameters = prepared.definition.parameters.display()
     result = stack_result(store, final, events, request.nested_depth, parameters,
@@ -289,6 +311,7 @@ class DeleteRequest:
     breakpoints: Sequence[tuple[str, str]] = ()
     wait_for_hooks: float = 0
     host: Any = None
+    lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
 
 
 def delete_stack(
@@ -299,6 +322,17 @@ def delete_stack(
     if existing is None:
         return StackResult(changed=False, failed=False, stack=None)
     plan = preview_delete(store, existing)
+    result = _delete_without_run(store, request, existing, plan)
+    if result is None:
+        result = _delete(store, request, existing, plan, holder, progress)
+    if request.graph:
+        result.graph = render(plan_nodes(result.plan or plan), {}, request.graph)
+    return result
+
+
+def _delete_without_run(store: Store, request: DeleteRequest, existing: StackRecord,
+                        plan: Plan) -> StackResult | None:
+    """A refusal or a preview; None when the stack must be deleted."""
     current_id = plan_id(existing, plan, "delete")
     resources = list_resources(store, existing.id, request.nested_depth)
     try:
@@ -308,26 +342,40 @@ def delete_stack(
         return StackResult(changed=False, failed=True, stack=existing, resources=resources,
                            plan=plan, plan_id=current_id, msg=str(refusal))
     if request.check_mode:
-        result = StackResult(changed=True, failed=False, stack=existing, resources=resources,
-                             plan=plan, plan_id=current_id)
-    else:
-        result = _delete(store, request, existing, holder, progress)
-        result.plan, result.plan_id = plan, current_id
-    if request.graph:
-        result.graph = render(plan_nodes(plan), {}, request.graph)
-    return result
+        return StackResult(changed=True, failed=False, stack=existing, resources=resources,
+                           plan=plan, plan_id=current_id)
+    return None
 
 
 def _delete(
-    store: Store, request: DeleteRequest, existing: StackRecord, holder: str,
+    store: Store, request: DeleteRequest, existing: StackRecord, plan: Plan, holder: str,
+    progress: ProgressCallback | None,
+) -> StackResult:
+    """Lock the stack (waiting up to ``lock_timeout``), then delete it."""
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+        current = store.find_stack(request.name)
+        if current != existing:
+            # Another run changed (or deleted) the stack while this one waited.
+            if current is None:
+                return StackResult(changed=False, failed=False, stack=None)
+            existing, plan = current, preview_delete(store, current)
+            settled = _delete_without_run(store, request, existing, plan)
+            if settled is not None:
+                return settled
+        result = _delete_locked(store, request, existing, cancel, progress)
+    result.plan, result.plan_id = plan, plan_id(existing, plan, "delete")
+    return result
+
+
+def _delete_locked(
+    store: Store, request: DeleteRequest, existing: StackRecord, cancel: Cancel,
     progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
     sink = event_sink(events, progress)
-    cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
     deadline = time.monotonic() + request.wait_for_hooks
-    store.acquire_lock(request.name, holder)
     try:
         last_definition = _last_definition(store, existing)
         while True:
@@ -345,7 +393,6 @@ def _delete(
     finally:
         if timer is not None:
             timer.cancel()
-        store.release_lock(request.name, holder)
     final = store.get_stack(existing.id)
     result = stack_result(store, final, events, request.nested_depth)
     if ok:

@@ -21,6 +21,7 @@ from .definition import StackDefinition, StackIdentity
 from .environment import EMPTY_ENVIRONMENT, merge_environments, parse_environment
 from .errors import StackNotFound, TemplateError
 from .guards import Refused
+from .locking import stack_lock
 from .inputs import HIDDEN_MARK, LoadedInputs, definition_digest, hidden_digest
 from .plan import plan_id, preview
 from .results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
@@ -46,6 +47,7 @@ class RollbackRequest:
     keep_replaced: float = 0
     cancel: Cancel | None = None
     host: Any = None  # the play host deployments run on
+    lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
 
 
 @dataclass(frozen=True)
@@ -57,13 +59,44 @@ class Target:
     digest: str
 
 
+@dataclass(frozen=True)
+class _RollbackPlan:
+    """A rollback decided before the lock is taken (checked again under it)."""
+
+    stack: StackRecord
+    target: Target
+    plan: Any
+    plan_id: str
+
+
 def rollback_stack(
     store: Store, request: RollbackRequest, holder: str, progress: ProgressCallback | None = None,
 ) -> StackResult:
     """Roll a stack back to a recorded revision (or preview it in check mode)."""
-    stack = store.find_stack(request.name)
+    planned = _plan_rollback(store, request, _find(store, request.name))
+    if isinstance(planned, StackResult):
+        return planned
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+        if store.find_stack(request.name) != planned.stack:
+            # Another run changed the stack while this one waited for the lock:
+            # choose the target again from the revisions it left.
+            planned = _plan_rollback(store, request, _find(store, request.name))
+            if isinstance(planned, StackResult):
+                return planned
+        return _roll_back_locked(store, request, planned, cancel, progress)
+
+
+def _find(store: Store, name: str) -> StackRecord:
+    stack = store.find_stack(name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({request.name}) could not be found.")
+        raise StackNotFound(f"The Stack ({name}) could not be found.")
+    return stack
+
+
+def _plan_rollback(store: Store, request: RollbackRequest,
+                   stack: StackRecord) -> _RollbackPlan | StackResult:
+    """The target and its plan; or the result of a refusal or a preview."""
     try:
         chosen = choose_target(store.revisions(stack.id), stack, request)
         target = load_target(stack, chosen, request.parameters)
@@ -81,21 +114,25 @@ def rollback_stack(
         previewed.rollback = {"target_revision": chosen.revision, "status": None,
                               "accepted_as_is": sorted(request.skip)}
         return previewed
+    return _RollbackPlan(stack, target, plan, current_id)
+
+
+def _roll_back_locked(store: Store, request: RollbackRequest, planned: _RollbackPlan,
+                      cancel: Cancel, progress: ProgressCallback | None) -> StackResult:
     events: list[Event] = []
-    cancel = request.cancel or Cancel()
     timer = start_timer(request.timeout, cancel)
-    store.acquire_lock(request.name, holder)
+    target = planned.target
     try:
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
                              keep_replaced=request.keep_replaced, host=request.host)
-        ok, options = run_rollback(store, stack, target, event_sink(events, progress), options)
+        ok, options = run_rollback(store, planned.stack, target, event_sink(events, progress),
+                                   options)
     finally:
         if timer is not None:
             timer.cancel()
-        store.release_lock(request.name, holder)
-    final = store.get_stack(stack.id)
+    final = store.get_stack(planned.stack.id)
     result = stack_result(store, final, events, request.nested_depth,
-                          target.definition.parameters.display(), plan, current_id)
+                          target.definition.parameters.display(), planned.plan, planned.plan_id)
     result.rollback = rollback_summary(target.revision.revision, options, ok, final)
     return result
 
