@@ -1,0 +1,262 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Many ansible-playbook processes at once on a shared PostgreSQL store: per
+stack the applies take turns, across stacks they run side by side, no revision
+is lost, a refused run says who holds the lock, and a killed run's lock is free."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import yaml
+
+from conftest import BIN, INSTALLED, REPO, write_template
+
+# The throwaway PostgreSQL server of the store suite (a module, not a conftest.py).
+sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
+from pg_backends import pg_server, pg_url  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
+
+TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      run: {type: string}
+      wait: {type: number, default: 2}
+    resources:
+      work:
+        type: OS::Heat::TestResource
+        properties:
+          value: {get_param: run}
+          wait_secs: {get_param: wait}
+    outputs:
+      run: {value: {get_attr: [work, output]}}
+    """
+
+STACKS = ("alpha", "beta", "gamma")
+# Applies that wait for the lock, per stack: 10 ansible-playbook processes at once.
+WAITING = {"alpha": 4, "beta": 3, "gamma": 3}
+LOCKED = re.compile(
+    r"^Stack \"(?P<stack>\w+)\" is locked by ansible-playbook \(\S+@\S+, task 'Apply \w+ run \S+'\)"
+    r" \(pid \d+ on \S+, since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$")
+
+
+def _environment() -> dict[str, str]:
+    environment = {
+        **os.environ,
+        "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
+        "ANSIBLE_LOCALHOST_WARNING": "false",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
+        "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+    }
+    environment.pop("PYTHONPATH", None)
+    return environment
+
+
+def _playbook(folder: Path, stack: str, run: str, store: str, lock_timeout: int,
+              wait: int = 2) -> tuple[Path, Path]:
+    dump = folder / f"{run}.json"
+    play = [{
+        "hosts": "localhost", "gather_facts": False,
+        "tasks": [
+            {"name": f"Apply {stack} run {run}",
+             "hotplay.stacks.stack": {
+                 "name": stack, "template": str(folder / "work.yaml"), "store": store,
+                 "parameters": {"run": run, "wait": wait}, "lock_timeout": lock_timeout},
+             "register": "applied", "ignore_errors": True},
+            {"ansible.builtin.copy": {"dest": str(dump), "content": "{{ applied | to_json }}",
+                                      "mode": "0600"}},
+        ],
+    }]
+    path = folder / f"{run}.yml"
+    path.write_text(yaml.safe_dump(play, sort_keys=False))
+    return path, dump
+
+
+def _start(playbook: Path, folder: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
+        cwd=folder, env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True)
+
+
+def _rows(url: str, sql: str, args: tuple = ()) -> list[tuple]:
+    with psycopg.connect(url, autocommit=True) as connection:
+        return connection.execute(sql, args).fetchall()
+
+
+def _wait_until(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {seconds} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def _locked_stacks(url: str) -> set[str]:
+    """Stacks whose lock is held now: a lock row whose session still holds its
+    advisory lock."""
+    if not _has_tables(url):
+        return set()
+    rows = _rows(url, "SELECT l.stack_name FROM locks l JOIN pg_locks p ON p.pid = l.backend_pid"
+                      " AND p.locktype = 'advisory' AND p.granted")
+    return {row[0] for row in rows}
+
+
+def _has_tables(url: str) -> bool:
+    return bool(_rows(url, "SELECT 1 FROM pg_tables WHERE tablename = 'locks'"))
+
+
+def _process_tree(pid: int) -> list[int]:
+    """A process and all its descendants, from /proc."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children[int(fields[1])].append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def _runs_of(url: str, stack: str) -> list[tuple[int, int, list[tuple]]]:
+    """The stack's events in id order (one sequence for every stack: a clock),
+    cut into runs: (first id, last id, events) from 'started' to its end."""
+    events = _rows(url, "SELECT e.id, e.resource_name, e.action, e.status FROM events e"
+                        " JOIN stacks s ON s.id = e.stack_id WHERE s.name = %s ORDER BY e.id",
+                   (stack,))
+    runs: list[tuple[int, int, list[tuple]]] = []
+    current: list[tuple] = []
+    for event in events:
+        is_stack_event = event[1] == stack
+        if is_stack_event and event[3] == "IN_PROGRESS":
+            assert not current, f"{stack}: a run started before the last one ended: {current + [event]}"
+            current = [event]
+        else:
+            assert current, f"{stack}: an event outside any run: {event}"
+            current.append(event)
+            if is_stack_event:
+                assert event[3] == "COMPLETE", event
+                runs.append((current[0][0], event[0], current))
+                current = []
+    assert not current, f"{stack}: a run never ended: {current}"
+    return runs
+
+
+def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_path, pg_url):
+    write_template(tmp_path, "work.yaml", TEMPLATE)
+    waiting = []
+    for stack in STACKS:
+        for index in range(WAITING[stack]):
+            waiting.append((stack, f"{stack}-w{index}", *_playbook(tmp_path, stack, f"{stack}-w{index}",
+                                                                    pg_url, lock_timeout=600)))
+    started = [(stack, run, dump, _start(playbook, tmp_path)) for stack, run, playbook, dump in waiting]
+    assert len(started) >= 10
+    # Once every stack is being applied, a run per stack that does not wait.
+    _wait_until(lambda: _locked_stacks(pg_url) == set(STACKS), 300, "every stack to be locked")
+    for stack in STACKS:
+        playbook, dump = _playbook(tmp_path, stack, f"{stack}-now", pg_url, lock_timeout=0)
+        started.append((stack, f"{stack}-now", dump, _start(playbook, tmp_path)))
+
+    results: dict[str, dict[str, Any]] = {}
+    for stack, run, dump, process in started:
+        output, _none = process.communicate(timeout=900)
+        assert process.returncode == 0, output  # failures are ignored so results are kept
+        results[run] = {"stack": stack, **json.loads(dump.read_text())}
+
+    succeeded = defaultdict(list)
+    for run, result in results.items():
+        if not result["failed"]:
+            assert result["stack_status"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE"), result
+            succeeded[result["stack"]].append((result["revision"], run))
+            continue
+        assert run.endswith("-now"), f"{run} waited for the lock and still failed: {result['msg']}"
+        refused = LOCKED.match(result["msg"])
+        assert refused and refused["stack"] == result["stack"], result["msg"]
+        assert not result["changed"]
+    refusals = [run for run, result in results.items() if result["failed"]]
+    assert refusals, "no run that did not wait was refused"
+
+    intervals = {}
+    for stack in STACKS:
+        # No revision lost: one per successful apply, numbered 1..n, all complete.
+        revisions = _rows(pg_url, "SELECT r.revision, r.status, r.created, r.finished FROM revisions r"
+                                  " JOIN stacks s ON s.id = r.stack_id WHERE s.name = %s"
+                                  " ORDER BY r.revision", (stack,))
+        done = sorted(succeeded[stack])
+        assert [r for r, _run in done] == list(range(1, len(done) + 1)) == [r[0] for r in revisions]
+        assert {r[1] for r in revisions} == {"COMPLETE"}
+        # Taking turns: each revision started after the one before it finished.
+        for before, after in zip(revisions, revisions[1:]):
+            assert after[2] >= before[3], (before, after)
+        runs = _runs_of(pg_url, stack)
+        assert len(runs) == len(revisions)
+        intervals[stack] = [(first, last) for first, last, _events in runs]
+        last_run = done[-1][1]
+        outputs = _rows(pg_url, "SELECT outputs FROM stacks WHERE name = %s AND NOT deleted", (stack,))
+        assert outputs == [({"run": last_run},)]
+    assert sum(len(v) for v in intervals.values()) == len(results) - len(refusals)
+
+    # Side by side: runs of different stacks overlap on the common event clock.
+    overlaps = [(a, b) for a in STACKS for b in STACKS if a < b
+                for first_a, last_a in intervals[a] for first_b, last_b in intervals[b]
+                if first_a < last_b and first_b < last_a]
+    assert overlaps, intervals
+    assert _rows(pg_url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
+
+
+def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
+    write_template(tmp_path, "work.yaml", TEMPLATE)
+    playbook, _dump = _playbook(tmp_path, "victim", "killed", pg_url, lock_timeout=0, wait=600)
+    killed = _start(playbook, tmp_path)
+    try:
+        _wait_until(lambda: _has_tables(pg_url) and _rows(
+            pg_url, "SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
+                    " WHERE s.name = 'victim' AND r.name = 'work'") == [("IN_PROGRESS",)],
+            300, "the run to be creating its resource")
+        assert _locked_stacks(pg_url) == {"victim"}
+    finally:
+        # The whole job dies at once (an AWX container killed, an OOM kill): the
+        # ansible-playbook process and its task worker, which holds the lock
+        # (Ansible gives each worker a session of its own).
+        for pid in _process_tree(killed.pid):
+            os.kill(pid, signal.SIGKILL)
+        killed.communicate(timeout=60)
+    # The server ends the dead job's session, and its advisory lock goes with it.
+    _wait_until(lambda: not _rows(pg_url, "SELECT 1 FROM pg_stat_activity"
+                                          " WHERE application_name = 'hotplay.stacks'"),
+                60, "the server to notice the dead session")
+    assert _locked_stacks(pg_url) == set()
+    # Only the dead job's row is left, naming it; it binds nobody.
+    [(stale,)] = _rows(pg_url, "SELECT holder FROM locks WHERE stack_name = 'victim'")
+    assert stale.endswith("task 'Apply victim run killed')")
+    assert _rows(pg_url, "SELECT status FROM stacks WHERE name = 'victim'") == [("IN_PROGRESS",)]
+
+    playbook, dump = _playbook(tmp_path, "victim", "next", pg_url, lock_timeout=0, wait=0)
+    completed = _start(playbook, tmp_path)
+    output, _none = completed.communicate(timeout=300)
+    assert completed.returncode == 0, output
+    result = json.loads(dump.read_text())
+    assert not result["failed"], result["msg"]
+    assert result["stack_status"].endswith("_COMPLETE") and result["outputs"] == {"run": "next"}
+    [resource] = result["resources"]
+    assert resource["name"] == "work" and resource["status"].endswith("_COMPLETE")
+    assert _rows(pg_url, "SELECT r.revision, r.status FROM revisions r JOIN stacks s ON s.id = r.stack_id"
+                         " WHERE s.name = 'victim' ORDER BY r.revision") == [
+        (1, "IN_PROGRESS"), (2, "COMPLETE")]
+    assert _rows(pg_url, "SELECT count(*) FROM locks") == [(0,)]
