@@ -28,9 +28,9 @@ options:
         update), the task plans again from what the holder left before it goes on,
         so its refusals (for a stale O(hotplay.stacks.stack#module:plan_id), for
         example) and its plan are checked against the stack as it is.
-      - An interruption (SIGTERM, SIGINT: an AWX cancel) ends the waiting. The
+      - An interruption (SIGTERM or SIGINT, as an AWX cancel sends) ends the waiting. The
         O(timeout) of the run starts once the lock is held.
-      - The lock of a run whose process died is free at once: with PostgreSQL its
+      - The lock of a run whose process died is free at once. With PostgreSQL its
         database session ends; with SQLite the holder's process is found gone.
     type: int
     default: 0

@@ -42,7 +42,7 @@ description:
     See C(docs/breakpoints.md) in the collection.
   - One line per resource action is shown as it happens.
   - A second apply of the same stack while one is running (or waiting with
-    O(wait_for_hooks)) fails, naming the holder of the stack's lock: at once, or
+    O(wait_for_hooks)) fails, naming the holder of the stack's lock, at once or
     after waiting up to O(lock_timeout) seconds for the lock to be freed.
   - Updates follow Heat's rules. A resource is replaced when a changed property
     cannot be updated in place, when its type changed, or when its last action

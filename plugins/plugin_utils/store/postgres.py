@@ -557,6 +557,60 @@ class PostgresStore(Store):
         )
         return [event_record(row) for row in rows]
 
+    # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
+    def stored_tables(self) -> dict[str, list[str]]:
+        """Each table of the store with its columns."""
+        rows = self._read(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position")
+        tables: dict[str, list[str]] = {}
+        for row in rows:
+            tables.setdefault(row["table_name"], []).append(row["column_name"])
+        return tables
+
+    def stored_rows(self, table: str, column: str | None = None,
+                    values: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of ``table`` as stored: JSON columns as their text (not decoded)."""
+        from psycopg.types.string import TextLoader  # pylint: disable=import-outside-toplevel
+
+        sql = f'SELECT * FROM "{table}"'
+        args: tuple[Any, ...] = ()
+        if column is not None:
+            sql, args = sql + f' WHERE "{column}" = ANY(%s)', (list(values),)
+        with self._lock:
+            try:
+                cursor = self._conn.cursor()
+                for json_type in ("json", "jsonb"):
+                    cursor.adapters.register_loader(json_type, TextLoader)
+                cursor.execute(sql, args or None)
+            except self._pg.Error as exc:
+                raise StoreError(f"store {self._shown}: {_first_line(exc)}") from exc
+            names = [c.name for c in cursor.description or ()]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def insert_stored_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert rows as they were stored elsewhere: JSON as its text, 0 and 1 into
+        boolean columns as booleans."""
+        booleans = {row["column_name"] for row in self._read(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+            " AND table_name = %s AND data_type = 'boolean'", (table,))}
+        for row in rows:
+            names = list(row)
+            values = [bool(v) if n in booleans and v is not None else v for n, v in row.items()]
+            self._write(
+                f'INSERT INTO "{table}" ({", ".join(_quoted(n) for n in names)})'
+                f' VALUES ({", ".join(["%s"] * len(names))})',
+                values,
+            )
+        if table == "events" and rows:
+            # Ids given explicitly: the sequence goes on after the highest.
+            self._write("SELECT setval(pg_get_serial_sequence('events', 'id'),"
+                        " (SELECT MAX(id) FROM events))")
+
+    def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
+        if values:
+            self._write(f'DELETE FROM "{table}" WHERE "{column}" = ANY(%s)', (list(values),))
+
 
 def _decoded(value: Any) -> Any:
     """psycopg returns json columns already decoded."""
@@ -566,3 +620,8 @@ def _decoded(value: Any) -> Any:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _quoted(name: str) -> str:
+    """A column name as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'

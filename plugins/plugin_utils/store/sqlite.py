@@ -469,3 +469,41 @@ class SqliteStore(Store):
             "SELECT * FROM events WHERE stack_id = ? AND id > ? ORDER BY id", (stack_id, after_id)
         )
         return [event_record(row) for row in rows]
+
+    # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
+    def stored_tables(self) -> dict[str, list[str]]:
+        """Each table of the store with its columns."""
+        names = [row["name"] for row in self._read(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {name: [column["name"] for column in self._read(f'PRAGMA table_info("{name}")')]
+                for name in names}
+
+    def stored_rows(self, table: str, column: str | None = None,
+                    values: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of ``table`` as stored (where ``column`` is one of ``values``)."""
+        sql = f'SELECT * FROM "{table}"'
+        if column is not None:
+            if not values:
+                return []
+            sql += f' WHERE "{column}" IN ({", ".join("?" * len(values))})'
+        return [dict(row) for row in self._read(sql, tuple(values))]
+
+    def insert_stored_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert rows as they were stored elsewhere (booleans become 0 and 1)."""
+        for row in rows:
+            names = list(row)
+            self._write(
+                f'INSERT INTO "{table}" ({", ".join(_quoted(n) for n in names)})'
+                f' VALUES ({", ".join("?" * len(names))})',
+                tuple(int(v) if isinstance(v, bool) else v for v in row.values()),
+            )
+
+    def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
+        if values:
+            self._write(f'DELETE FROM "{table}" WHERE "{column}" IN ({", ".join("?" * len(values))})',
+                        tuple(values))
+
+
+def _quoted(name: str) -> str:
+    """A column name as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
