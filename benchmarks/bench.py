@@ -9,7 +9,12 @@ Shapes: ``wide`` = N independent TestResources, ``chain`` = each depending on th
 one before, ``wait`` = 50 wide with ``wait_secs: 1``; ``update`` changes the value
 of every resource (in place); ``preview`` is check mode on a 10,000-resource
 template against a stack created from the same template with other values.
+``throughput`` is applies per second of small stacks (5 TestResources each, every
+apply a new stack) on SQLite and on PostgreSQL (a throwaway server started with
+../shared/testbed/pg_throwaway.sh): one process after the other, then N processes
+at once on distinct stacks.
 Usage: make bench  (or: PYTHONPATH=.build/collections .venv/bin/python benchmarks/bench.py)
+       benchmarks/bench.py --only throughput --throughput-n 40 --parallel 4
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -33,7 +40,11 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     apply_stack,
     delete_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL_STACK = 5  # resources per stack in the throughput scenario
 
 # Measured with the real Heat engine on this kind of machine (../shared/peer/heat/RESULTS.md).
 HEAT_SECONDS = {
@@ -105,6 +116,75 @@ def preview_scenario(count: int) -> dict[str, object]:
             "peak_before_preview_mib": baseline, "preview_alloc_peak_mib": preview_peak}
 
 
+def throughput_child(url: str, prefix: str, count: int, start_at: float) -> dict[str, object]:
+    """Apply ``count`` new small stacks one after the other, from ``start_at`` on
+    (every process starts together, its imports done); the loop's own times."""
+    folder = Path(tempfile.mkdtemp())
+    path = _write(folder, "wide", SMALL_STACK, prefix)
+    store = open_store(url)
+    time.sleep(max(0.0, start_at - time.time()))
+    started = time.time()
+    statuses = {apply_stack(store, ApplyRequest(name=f"{prefix}-{index}", template=path), "bench").stack.stack_status
+                for index in range(count)}
+    finished = time.time()
+    store.close()
+    return {"started": started, "finished": finished, "applies": count, "statuses": sorted(statuses)}
+
+
+def _throughput(url: str, label: str, count: int, parallel: int) -> list[dict[str, object]]:
+    """Sequential, then ``parallel`` processes at once (distinct stacks)."""
+    rows = []
+    for processes in (1, parallel):
+        start_at = time.time() + 2 + processes  # time enough for every child to import
+        children = [subprocess.Popen([sys.executable, __file__, "--child", "throughput", url,
+                                      f"{label}-p{processes}-{index}", str(count), str(start_at)],
+                                     stdout=subprocess.PIPE, text=True, env=os.environ)
+                    for index in range(processes)]
+        reports = [json.loads(child.communicate()[0]) for child in children]
+        if any(child.returncode for child in children):
+            raise SystemExit(f"a throughput run on {label} failed")
+        wall = max(r["finished"] for r in reports) - min(r["started"] for r in reports)
+        applies = sum(r["applies"] for r in reports)
+        statuses = sorted({s for r in reports for s in r["statuses"]})
+        rows.append({"store": label, "processes": processes, "applies": applies, "seconds": wall,
+                     "per_second": applies / wall, "statuses": "/".join(statuses)})
+    return rows
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL server for the benchmark only (../shared/testbed/pg_throwaway.sh)."""
+
+    def __init__(self) -> None:
+        shared = Path(os.environ.get("HOTPLAY_SHARED") or REPO.parent / "shared")
+        self.script = shared / "testbed" / "pg_throwaway.sh"
+        self.directory = ""
+
+    def __enter__(self) -> str:
+        started = subprocess.run(["bash", str(self.script), "start"], capture_output=True, text=True,
+                                 check=True, timeout=300)
+        exported = dict(re.findall(r"^export (\w+)=(.*)$", started.stdout, re.MULTILINE))
+        self.directory = shlex.split(exported["PGTB_DIR"])[0]
+        return shlex.split(exported["DATABASE_URL"])[0]
+
+    def __exit__(self, *exc_info: object) -> None:
+        subprocess.run(["bash", str(self.script), "stop", self.directory], check=False,
+                       capture_output=True, timeout=120)
+
+
+def throughput(count: int, parallel: int) -> None:
+    folder = Path(tempfile.mkdtemp())
+    rows = _throughput(f"sqlite:///{folder}/bench.db", "sqlite", count, parallel)
+    with ThrowawayPostgres() as url:
+        rows += _throughput(url, "postgresql", count, parallel)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"apply throughput, new stacks of {SMALL_STACK} resources (engine in-process, no Ansible start-up;"
+          f" {os.cpu_count()} cores, load average {load}):")
+    print(f"{'store':<11} {'processes':>9} {'applies':>8} {'seconds':>8} {'applies/s':>10}  status")
+    for row in rows:
+        print(f"{row['store']:<11} {row['processes']:>9} {row['applies']:>8} {row['seconds']:>8.2f}"
+              f" {row['per_second']:>10.1f}  {row['statuses']}")
+
+
 def _in_child(*args: str) -> dict[str, object]:
     done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True,
                           text=True, env=os.environ, check=True)
@@ -115,13 +195,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1000, help="resources in the wide and chain stacks")
     parser.add_argument("--preview-n", type=int, default=10000)
+    parser.add_argument("--throughput-n", type=int, default=30, help="applies per process (throughput)")
+    parser.add_argument("--parallel", type=int, default=4, help="processes at once (throughput)")
+    parser.add_argument("--only", choices=["shapes", "throughput"], help="one part of the benchmark")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        row = preview_scenario(int(rest[0])) if kind == "preview" else scenario(kind, int(rest[0]))
+        if kind == "throughput":
+            row = throughput_child(rest[0], rest[1], int(rest[2]), float(rest[3]))
+        else:
+            row = preview_scenario(int(rest[0])) if kind == "preview" else scenario(kind, int(rest[0]))
         print(json.dumps(row))
         return
+    if args.only != "throughput":
+        shapes(args)
+    if args.only != "shapes":
+        throughput(args.throughput_n, args.parallel)
+
+
+def shapes(args: argparse.Namespace) -> None:
     rows = [_in_child(shape, str(n)) for shape, n in (("wide", args.n), ("chain", args.n), ("wait", 50))]
     print(f"{'case':<11} {'create s':>9} {'update s':>9} {'delete s':>9} {'peak MiB':>9}  status")
     for row in rows:
