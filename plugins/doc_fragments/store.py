@@ -19,7 +19,7 @@ options:
       - V(sqlite:////abs/path/stacks.db) (four slashes) is an absolute path to an
         embedded SQLite file; V(sqlite:///relative/stacks.db) (three slashes) is
         relative to the current working directory of C(ansible-playbook).
-      - Shared stores for several controllers or AWX/AAP jobs will use
+      - Shared stores for several controllers or AWX/AAP jobs use
         C(postgresql://user@host:port/dbname) URLs.
       - When not set, the value of the E(HOTPLAY_STORE) environment variable on the
         controller is used; when that is not set either, an embedded SQLite file in
