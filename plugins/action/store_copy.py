@@ -92,6 +92,8 @@ def _summary(stacks: list[dict[str, Any]], source: str, target: str, check: bool
     if not stacks:
         return f"no stack to copy in {redact_url(source)}"
     revisions = sum(s["revisions"] for s in stacks)
+    deleted = sum(1 for s in stacks if s["deleted"])
+    history = f", {deleted} of them deleted (history)" if deleted else ""
     verb = "would copy" if check else "copied"
-    return (f"{verb} {len(stacks)} stacks ({revisions} revisions) from {redact_url(source)} "
-            f"to {redact_url(target)}")
+    return (f"{verb} {len(stacks)} stacks{history} with {revisions} revisions from "
+            f"{redact_url(source)} to {redact_url(target)}")

@@ -185,5 +185,5 @@ msg:
   description: What was done, in a sentence, with the store URLs without passwords.
   returned: always
   type: str
-  sample: copied 3 stacks (7 revisions) from sqlite:////srv/s.db to postgresql://hotplay:***@db/hotplay
+  sample: copied 3 stacks, 1 of them deleted (history) with 7 revisions from sqlite:////srv/s.db to postgresql://hotplay:***@db/hotplay
 """

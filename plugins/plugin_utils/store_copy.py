@@ -24,6 +24,7 @@ from typing import Any
 from .errors import HotplayError, StoreError
 from .locking import stack_lock
 from .store.base import Store
+from .store.postgres import redact_url
 
 # The tables copied, parents first, with the columns that order their rows and the
 # column that ties a row to its stack.
@@ -91,6 +92,9 @@ def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holde
     exist yet, only in check mode)."""
     rows = _source_rows(source, request.stacks)
     units = _units(rows["stacks"])
+    missing = sorted(set(request.stacks) - {u.name for u in units})
+    if missing:
+        raise CopyRefused(f"the source store has no stack named {', '.join(missing)}")
     if target is not None:
         _check_compatible(source, target)
         _find_conflicts(target, units, request.overwrite)
@@ -180,7 +184,7 @@ def _check_compatible(source: Store, target: Store) -> None:
     """Same tables and columns, same schema version; what the source keeps in its
     meta table (a key check, say) agrees with the target's."""
     if source.url == target.url:
-        raise CopyRefused(f"the source and the target are the same store ({source.url})")
+        raise CopyRefused(f"the source and the target are the same store ({redact_url(source.url)})")
     theirs, ours = source.stored_tables(), target.stored_tables()
     unknown = sorted(set(theirs) - set(TABLES) - NOT_COPIED)
     if unknown:

@@ -132,5 +132,8 @@ def test_check_mode_and_names_choose_what_is_reported(tmp_path, template):
     preview = copy_stacks(source, None, CopyRequest(stacks=["db"], check_mode=True), "copier")
     assert preview.changed and [(s["name"], s["action"]) for s in preview.stacks] == [("db", "would copy")]
     assert preview.tables["stacks"]["rows"] == 1
-    nothing = copy_stacks(source, None, CopyRequest(stacks=["nope"], check_mode=True), "copier")
+    with pytest.raises(CopyRefused, match="the source store has no stack named nope"):
+        copy_stacks(source, None, CopyRequest(stacks=["db", "nope"], check_mode=True), "copier")
+    empty = open_store(f"sqlite:///{tmp_path}/empty.db")
+    nothing = copy_stacks(empty, source, CopyRequest(), "copier")
     assert not nothing.changed and nothing.stacks == []
