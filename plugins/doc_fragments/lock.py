@@ -29,7 +29,7 @@ options:
         so its refusals (for a stale O(hotplay.stacks.stack#module:plan_id), for
         example) and its plan are checked against the stack as it is.
       - An interruption (SIGTERM or SIGINT, as an AWX cancel sends) ends the waiting. The
-        O(timeout) of the run starts once the lock is held.
+        C(timeout) of a run starts once the lock is held.
       - The lock of a run whose process died is free at once. With PostgreSQL its
         database session ends; with SQLite the holder's process is found gone.
     type: int

@@ -100,7 +100,8 @@ def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holde
         _find_conflicts(target, units, request.overwrite)
     if request.check_mode or not units:
         return _report(units, rows, request.check_mode, changed=bool(units))
-    assert target is not None
+    if target is None:
+        raise StoreError("store_copy needs a target store outside check mode")
     with _held(source, target, units, holder, request):
         rows = _source_rows(source, request.stacks)  # as they are under the locks
         units = _units(rows["stacks"])

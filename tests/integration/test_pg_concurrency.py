@@ -163,8 +163,8 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
     waiting = []
     for stack in STACKS:
         for index in range(WAITING[stack]):
-            waiting.append((stack, f"{stack}-w{index}", *_playbook(tmp_path, stack, f"{stack}-w{index}",
-                                                                    pg_url, lock_timeout=600)))
+            run = f"{stack}-w{index}"
+            waiting.append((stack, run, *_playbook(tmp_path, stack, run, pg_url, lock_timeout=600)))
     started = [(stack, run, dump, _start(playbook, tmp_path)) for stack, run, playbook, dump in waiting]
     assert len(started) >= 10
     # Once every stack is being applied, a run per stack that does not wait.
@@ -225,10 +225,10 @@ def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
     playbook, _dump = _playbook(tmp_path, "victim", "killed", pg_url, lock_timeout=0, wait=600)
     killed = _start(playbook, tmp_path)
     try:
-        _wait_until(lambda: _has_tables(pg_url) and _rows(
-            pg_url, "SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
-                    " WHERE s.name = 'victim' AND r.name = 'work'") == [("IN_PROGRESS",)],
-            300, "the run to be creating its resource")
+        creating = ("SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
+                    " WHERE s.name = 'victim' AND r.name = 'work'")
+        _wait_until(lambda: _has_tables(pg_url) and _rows(pg_url, creating) == [("IN_PROGRESS",)],
+                    300, "the run to be creating its resource")
         assert _locked_stacks(pg_url) == {"victim"}
     finally:
         # The whole job dies at once (an AWX container killed, an OOM kill): the
