@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -50,8 +51,11 @@ def test_second_apply_of_a_running_stack_is_refused_naming_the_holder(tmp_path, 
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         db = Path(store_url[len("sqlite:///"):])
-        if db.exists() and store_rows(store_url, "SELECT count(*) FROM locks") == [(1,)]:
-            break
+        try:
+            if db.exists() and store_rows(store_url, "SELECT count(*) FROM locks") == [(1,)]:
+                break
+        except sqlite3.OperationalError:
+            pass  # the file is there, its tables not yet
         time.sleep(0.1)
     second = run_playbook(_play(tmp_path, "second", template, store_url), tmp_path)
     first.communicate(timeout=120)

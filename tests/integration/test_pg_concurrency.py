@@ -31,7 +31,7 @@ TEMPLATE = """\
     heat_template_version: 2018-08-31
     parameters:
       run: {type: string}
-      wait: {type: number, default: 2}
+      wait: {type: number, default: 3}
     resources:
       work:
         type: OS::Heat::TestResource
@@ -43,7 +43,8 @@ TEMPLATE = """\
     """
 
 STACKS = ("alpha", "beta", "gamma")
-# Applies that wait for the lock, per stack: 10 ansible-playbook processes at once.
+# Applies that wait for the lock, per stack: with one that does not wait per stack,
+# 13 ansible-playbook processes at once.
 WAITING = {"alpha": 4, "beta": 3, "gamma": 3}
 LOCKED = re.compile(
     r"^Stack \"(?P<stack>\w+)\" is locked by ansible-playbook \(\S+@\S+, task 'Apply \w+ run \S+'\)"
@@ -64,11 +65,14 @@ def _environment() -> dict[str, str]:
 
 
 def _playbook(folder: Path, stack: str, run: str, store: str, lock_timeout: int,
-              wait: int = 2) -> tuple[Path, Path]:
+              wait: int = 3, gate: Path | None = None) -> tuple[Path, Path]:
+    """A play applying ``stack``; with a ``gate``, the apply waits for that file
+    (the process is started and warm by then)."""
     dump = folder / f"{run}.json"
+    gated = [{"ansible.builtin.wait_for": {"path": str(gate), "timeout": 600}}] if gate else []
     play = [{
         "hosts": "localhost", "gather_facts": False,
-        "tasks": [
+        "tasks": gated + [
             {"name": f"Apply {stack} run {run}",
              "hotplay.stacks.stack": {
                  "name": stack, "template": str(folder / "work.yaml"), "store": store,
@@ -165,19 +169,26 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
         for index in range(WAITING[stack]):
             run = f"{stack}-w{index}"
             waiting.append((stack, run, *_playbook(tmp_path, stack, run, pg_url, lock_timeout=600)))
-    started = [(stack, run, dump, _start(playbook, tmp_path)) for stack, run, playbook, dump in waiting]
-    assert len(started) >= 10
-    # Once every stack is being applied, a run per stack that does not wait.
-    _wait_until(lambda: _locked_stacks(pg_url) == set(STACKS), 300, "every stack to be locked")
+    # And a run per stack that does not wait, let go once every stack is being applied.
+    gate = tmp_path / "all-locked"
     for stack in STACKS:
-        playbook, dump = _playbook(tmp_path, stack, f"{stack}-now", pg_url, lock_timeout=0)
-        started.append((stack, f"{stack}-now", dump, _start(playbook, tmp_path)))
-
+        waiting.append((stack, f"{stack}-now",
+                        *_playbook(tmp_path, stack, f"{stack}-now", pg_url, lock_timeout=0, gate=gate)))
+    started = [(stack, run, dump, _start(playbook, tmp_path)) for stack, run, playbook, dump in waiting]
+    assert len(started) == 13
     results: dict[str, dict[str, Any]] = {}
-    for stack, run, dump, process in started:
-        output, _none = process.communicate(timeout=900)
-        assert process.returncode == 0, output  # failures are ignored so results are kept
-        results[run] = {"stack": stack, **json.loads(dump.read_text())}
+    try:
+        _wait_until(lambda: _locked_stacks(pg_url) == set(STACKS), 300, "every stack to be locked")
+        gate.touch()
+        for stack, run, dump, process in started:
+            output, _none = process.communicate(timeout=900)
+            assert process.returncode == 0, output  # failures are ignored so results are kept
+            results[run] = {"stack": stack, **json.loads(dump.read_text())}
+    finally:
+        for _stack, _run, _dump, process in started:
+            if process.poll() is None:  # the test failed before its end: leave nothing behind
+                for pid in _process_tree(process.pid):
+                    os.kill(pid, signal.SIGKILL)
 
     succeeded = defaultdict(list)
     for run, result in results.items():
