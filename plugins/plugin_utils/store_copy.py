@@ -35,7 +35,8 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "events": (("id",), "stack_id"),
     "hooks": (("stack_id", "resource_name", "hook", "revision"), "stack_id"),
 }
-# Not copied: runtime state (locks) and each store's own version.
+# Not copied as tables: runtime state (locks); meta, each store's own, gets only the
+# keys the target lacks (never its schema version).
 NOT_COPIED = frozenset({"locks", "meta"})
 SCHEMA_KEY = "schema_version"
 # Events are compared in order, ids aside: ids already used in the target are renumbered.
@@ -107,6 +108,7 @@ def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holde
         units = _units(rows["stacks"])
         _find_conflicts(target, units, request.overwrite)
         with target.transaction():
+            target.insert_stored_rows("meta", _meta_to_copy(source, target))
             _write(target, units, rows)
             _verify(target, units, rows)
     return _report(units, rows, check_mode=False, changed=bool(units))
@@ -205,6 +207,13 @@ def _check_compatible(source: Store, target: Store) -> None:
 
 def _meta(store: Store) -> dict[str, str]:
     return {r["key"]: r["value"] for r in store.stored_rows("meta")}
+
+
+def _meta_to_copy(source: Store, target: Store) -> list[dict[str, str]]:
+    """What the source keeps about itself and the target lacks (a key check, say,
+    that its copied values need), its schema version aside."""
+    theirs, ours = _meta(source), _meta(target)
+    return [{"key": k, "value": v} for k, v in sorted(theirs.items()) if k != SCHEMA_KEY and k not in ours]
 
 
 def _find_conflicts(target: Store, units: list[Unit], overwrite: bool) -> None:

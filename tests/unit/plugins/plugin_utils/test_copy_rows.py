@@ -137,3 +137,13 @@ def test_check_mode_and_names_choose_what_is_reported(tmp_path, template):
     empty = open_store(f"sqlite:///{tmp_path}/empty.db")
     nothing = copy_stacks(empty, source, CopyRequest(), "copier")
     assert not nothing.changed and nothing.stacks == []
+
+
+def test_what_the_source_keeps_about_itself_comes_along(tmp_path, template):
+    source = open_store(f"sqlite:///{tmp_path}/a.db")
+    target = open_store(f"sqlite:///{tmp_path}/b.db")
+    _apply(source, template, "web", "a")
+    source.insert_stored_rows("meta", [{"key": "key_check", "value": "one"}])
+    before = {r["key"]: r["value"] for r in target.stored_rows("meta")}
+    copy_stacks(source, target, CopyRequest(), "copier")
+    assert {r["key"]: r["value"] for r in target.stored_rows("meta")} == {**before, "key_check": "one"}
