@@ -94,6 +94,9 @@ notes:
   - Both stores must have been opened by the same version of this collection (the
     same tables and columns); a source whose tables this version does not know is
     refused.
+  - What a store records about itself besides its schema version (in its C(meta)
+    table) is copied when the target does not have it, and must be the same when
+    both have it; otherwise the copy is refused.
 seealso:
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_info
