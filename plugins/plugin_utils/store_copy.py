@@ -79,13 +79,9 @@ class CopyResult:
     changed: bool
     stacks: list[dict[str, Any]]
     tables: dict[str, dict[str, Any]]
-    msg: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        result = {"changed": self.changed, "stacks": self.stacks, "tables": self.tables}
-        if self.msg:
-            result["msg"] = self.msg
-        return result
+        return {"changed": self.changed, "stacks": self.stacks, "tables": self.tables}
 
 
 def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holder: str) -> CopyResult:
