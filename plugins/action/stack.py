@@ -10,7 +10,6 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
-    PlayHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -19,6 +18,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     plan_warnings,
     progress_printer,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils._play_hosts import PlayHost
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     RESTRICTED_MODES,
     ApplyRequest,

@@ -9,7 +9,6 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
-    PlayHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -18,6 +17,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     plan_warnings,
     progress_printer,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils._play_hosts import PlayHost
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
     DEFAULT_MAX_AGE,

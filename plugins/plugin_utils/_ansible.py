@@ -17,7 +17,6 @@ from typing import Any
 
 from ansible.utils.display import Display
 
-from ._play_hosts import HostUnreachable, PlayHost  # noqa: F401 - the action plugins import them from here
 from .errors import HotplayError
 from .plan import Plan
 from .stack_run import Cancel, Event

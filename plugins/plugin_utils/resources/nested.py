@@ -617,4 +617,3 @@ class ResourceChain(GroupResource):
             resources[str(index)] = member
         data = {"heat_template_version": "2015-04-30", "resources": resources}
         return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.run.definition.files))
-
