@@ -461,11 +461,13 @@ class Campaign:
         started = time.monotonic()
         run(noop)
         self.startup = time.monotonic() - started
-        steps: list[tuple[str, Path]] = [("create", workspace.playbook("create", "1")),
-                 ("update", workspace.playbook("update", "2")),
-                 ("failing", workspace.playbook("update", "3", fail=True)),
-                 ("rollback", workspace.playbook("rollback", "", revision=2)),
-                 ("delete", workspace.playbook("delete", ""))]
+        steps: list[tuple[str, Path]] = [
+            ("create", workspace.playbook("create", "1")),
+            ("update", workspace.playbook("update", "2")),
+            ("failing", workspace.playbook("update", "3", fail=True)),
+            ("rollback", workspace.playbook("rollback", "", revision=2)),
+            ("delete", workspace.playbook("delete", "")),
+        ]
         for name, playbook in steps:
             started = time.monotonic()
             done, first_write = run_watched(playbook, workspace.store, _event_count(workspace.store))
