@@ -10,9 +10,11 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    STORE_KEY_OPTION,
     engine_failure,
     interruptible,
     lock_holder,
+    masked,
     open_task_store,
     plan_diff,
     plan_warnings,
@@ -30,6 +32,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import HOOK_TYPES
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 
 COLLECTION_ROOT = Path(__file__).resolve().parents[2]
 # Environments shipped in the collection, by the name a task gives them.
@@ -44,6 +47,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "existing": {"type": "bool", "default": False},
     "clear_parameters": {"type": "list", "elements": "str", "default": []},
     "store": {"type": "str"},
+    "store_key": STORE_KEY_OPTION,
     "nested_depth": {"type": "int", "default": 0},
     "plan_id": {"type": "str"},
     "prevent_destroy": {"type": "list", "elements": "str", "default": []},
@@ -84,20 +88,22 @@ class ActionModule(ActionBase):
             return result
         cancel = Cancel()
         host = PlayHost(self, task_vars or {})
+        secrets = SecretValues()
         try:
-            with interruptible(cancel), open_task_store(args["store"]) as store:
+            with interruptible(cancel), open_task_store(args["store"], args["store_key"]) as store:
+                secrets = store.secrets
                 outcome = self._apply_or_delete(store, args, cancel, host)
         except HotplayError as error:
             result.update(engine_failure(error))
-            return result
+            return masked(result, secrets)
         result.update(outcome)
         host.report_unreachable(result)
-        return result
+        return masked(result, secrets)
 
     def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel,
                          host: PlayHost) -> dict[str, Any]:
         holder = lock_holder(self._task)
-        progress = progress_printer(args["name"])
+        progress = progress_printer(args["name"], store.secrets)
         check = bool(self._task.check_mode)
         if args["state"] == "absent":
             deletion = DeleteRequest(

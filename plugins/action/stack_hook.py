@@ -9,9 +9,12 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    STORE_KEY_OPTION,
     engine_failure,
+    masked,
     open_task_store,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     HotplayError,
     StackNotFound,
@@ -29,6 +32,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "resource": {"type": "str", "default": "*"},
     "hook": {"type": "list", "elements": "str", "choices": list(HOOK_TYPES), "default": []},
     "store": {"type": "str"},
+    "store_key": STORE_KEY_OPTION,
 }
 
 
@@ -43,18 +47,21 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+        secrets = SecretValues()
         try:
             check_hook_names(args["hook"])
-            with open_task_store(args["store"]) as store:
+            with open_task_store(args["store"], args["store_key"]) as store:
+                secrets = store.secrets
                 result.update(self._act(store, args))
         except HotplayError as error:
             result.update(engine_failure(error))
-        return result
+        return masked(result, secrets)
 
     def _act(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
         stack = store.find_stack(args["name"])
         if stack is None:
             raise StackNotFound(f"The Stack ({args['name']}) could not be found.")
+        store.unlock(args["name"], stack, run=False)  # a wrong key is told here
         pending = [h.as_dict() for h in pending_hooks(store, stack)]
         if args["action"] == "list" or self._task.check_mode:
             matching = [h for h in pending if _matches(h, args)]

@@ -9,9 +9,12 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    STORE_KEY_OPTION,
     engine_failure,
+    masked,
     open_task_store,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     describe_stack,
     summarize_stack,
@@ -26,6 +29,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMA
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str"},
     "store": {"type": "str"},
+    "store_key": STORE_KEY_OPTION,
     "nested_depth": {"type": "int", "default": 0},
     "events": {"type": "bool", "default": True},
     "graph": {"type": "str", "choices": list(FORMATS)},
@@ -45,17 +49,22 @@ class ActionModule(ActionBase):
         del tmp
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         result["changed"] = False
+        secrets = SecretValues()
         try:
-            with open_task_store(args["store"]) as store:
+            with open_task_store(args["store"], args["store_key"]) as store:
+                secrets = store.secrets
                 result.update(self._read(store, args))
         except HotplayError as error:
             result.update(engine_failure(error))
-        return result
+        return masked(result, secrets)
 
     @staticmethod
     def _read(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         if not args["name"]:
-            return {"stacks": [summarize_stack(s) for s in store.list_stacks()]}
+            stacks = store.list_stacks()
+            for stack in stacks:  # checks the key, and learns what to mask
+                store.unlock(stack.name, stack, run=False)
+            return {"stacks": [summarize_stack(s) for s in stacks]}
         try:
             stack = describe_stack(store, args["name"], args["nested_depth"], args["events"],
                                    args["graph"] or "")

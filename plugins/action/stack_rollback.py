@@ -9,9 +9,11 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+    STORE_KEY_OPTION,
     engine_failure,
     interruptible,
     lock_holder,
+    masked,
     open_task_store,
     plan_diff,
     plan_warnings,
@@ -24,6 +26,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
     RollbackRequest,
     rollback_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.stack_run import Cancel
 
 ARGUMENT_SPEC: dict[str, Any] = {
@@ -34,6 +37,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "skip": {"type": "list", "elements": "str", "default": []},
     "parameters": {"type": "dict", "default": {}, "no_log": True},
     "store": {"type": "str"},
+    "store_key": STORE_KEY_OPTION,
     "nested_depth": {"type": "int", "default": 0},
     "timeout": {"type": "int", "default": 0},
     "keep_replaced": {"type": "int", "default": 0},
@@ -65,17 +69,19 @@ class ActionModule(ActionBase):
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=cancel,
             host=host, lock_timeout=args["lock_timeout"],
         )
+        secrets = SecretValues()
         try:
-            with interruptible(cancel), open_task_store(args["store"]) as store:
+            with interruptible(cancel), open_task_store(args["store"], args["store_key"]) as store:
+                secrets = store.secrets
                 outcome = rollback_stack(store, request, lock_holder(self._task),
-                                         progress_printer(args["name"]))
+                                         progress_printer(args["name"], secrets))
         except HotplayError as error:
             result.update(engine_failure(error))
-            return result
+            return masked(result, secrets)
         result.update(outcome.as_dict())
         if outcome.plan is not None and request.check_mode:
             result["warnings"] = plan_warnings(outcome.plan)
         if outcome.plan is not None and self._task.diff:
             result["diff"] = plan_diff(outcome.plan)
         host.report_unreachable(result)
-        return result
+        return masked(result, secrets)

@@ -2,7 +2,7 @@
 # Copyright: hotplay.stacks contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The O(store) option shared by every module that reads or writes stack state."""
+"""The O(store) and O(store_key) options shared by every module that reads or writes stack state."""
 
 from __future__ import annotations
 
@@ -28,6 +28,24 @@ options:
       - The store is always opened on the controller, never on a managed host.
       - To set it once for every task of a play, use the C(hotplay.stacks.stacks)
         action group with C(module_defaults), see the examples.
+    type: str
+    required: false
+  store_key:
+    description:
+      - The passphrase that encrypts the secrets this stack keeps in the store
+        (values of C(hidden) parameters, and every stored value that holds one,
+        such as resource properties and data, outputs, events, status reasons and
+        plan records). The store keeps them only encrypted (AES-256-GCM, key derived
+        with scrypt), never in plain text.
+      - When not set, the value of the E(HOTPLAY_STORE_KEY) environment variable on
+        the controller is used (in AWX or AAP, inject it from a credential).
+      - Without a key, a stack that has secrets to keep is refused before anything
+        is written, and so is any run (apply, preview, rollback, delete) of a stack
+        that keeps encrypted values; reading a stack (M(hotplay.stacks.stack_info))
+        shows each encrypted value as V(******).
+      - A wrong key fails the task with C(the store key does not open stack NAME's
+        secrets), before anything is read or written.
+      - Give it from Ansible Vault; it is never logged (C(no_log)).
     type: str
     required: false
 """

@@ -36,6 +36,16 @@ options:
     type: str
     env:
       - name: HOTPLAY_STORE
+  store_key:
+    description:
+      - The passphrase that opens the secrets the stacks keep encrypted in the store
+        (see M(hotplay.stacks.stack)). Without it, an encrypted value in an output
+        reads as V(******).
+      - A wrong key fails the inventory source with C(the store key does not open
+        stack NAME's secrets).
+    type: str
+    env:
+      - name: HOTPLAY_STORE_KEY
   stacks:
     description: Names of the stacks to read; all stacks in the store when empty.
     type: list
@@ -68,7 +78,9 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 from ansible.utils.display import Display
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import StoreKey
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
 
 _display = Display()
 
@@ -86,12 +98,16 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
         super().parse(inventory, loader, path, cache)
         self._read_config_data(path)
         try:
-            store = open_store(self.get_option("store"))
+            store = sealed(open_store(self.get_option("store")),
+                           StoreKey.from_sources(self.get_option("store_key")))
         except HotplayError as error:
             raise AnsibleParserError(f"{path}: {error}") from error
         try:
             for stack in self._stacks(store):
+                store.unlock(stack.name, stack, run=False)  # a wrong key is told here
                 self._add_stack(stack)
+        except HotplayError as error:
+            raise AnsibleParserError(f"{path}: {error}") from error
         finally:
             store.close()
 

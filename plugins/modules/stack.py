@@ -112,11 +112,13 @@ options:
         environment files are kept and those in O(environment) are applied on top
         of them; the parameters given when the stack was last applied are kept,
         less those in O(clear_parameters), and O(parameters) override them.
-      - Values of C(hidden) parameters are never stored, only a digest of them. A
-        hidden parameter that was given before must be given again in
-        O(parameters), or named in O(clear_parameters); otherwise the task fails
-        with the message C(hidden parameters are not kept in the store, ...)
-        naming them.
+      - Values of C(hidden) parameters are kept in the store encrypted with the
+        store key (O(store_key)), so they need not be given again. Only when the
+        last revision was recorded before secrets were encrypted (it kept a digest)
+        must a hidden parameter given before be given again in O(parameters), or
+        named in O(clear_parameters); otherwise the task fails with the message
+        C(hidden parameters of revisions recorded before secrets were encrypted
+        are not kept in the store, ...) naming them.
       - When the stack does not exist, O(template) is required and the stack is
         created from it as with O(existing=false).
     type: bool
@@ -212,8 +214,8 @@ options:
         as a new C(ROLLBACK) revision, with the update's replaced resources
         swapped back in as M(hotplay.stacks.stack_rollback) does; the stack ends
         C(ROLLBACK_COMPLETE) or C(ROLLBACK_FAILED). The rollback is not subject to
-        a C(max_age), and the values of C(hidden) parameters given to this task
-        are used for the target revision.
+        a C(max_age); the values of C(hidden) parameters are the target
+        revision's, from the store.
       - A time-out (O(timeout)) stops the update, not the rollback that follows it.
       - 'With V(true), the task still fails, with the message "<FAILED status>: <reason>;
         automatic rollback: <status> (<reason>)", and returns RV(rollback).'
@@ -440,7 +442,7 @@ EXAMPLES = r"""
     existing: true
     parameters:
       flavor: m1.large
-      db_password: "{{ vault_db_password }}"  # hidden parameters must be given again
+    store_key: "{{ vault_hotplay_store_key }}"  # opens the hidden values kept in the store
 
 - name: Forget a parameter so that it takes its default again
   hotplay.stacks.stack:
@@ -808,8 +810,9 @@ rollback:
       description:
         - Why the stack is in that status.
         - 'When the update could not be rolled back at all (no earlier revision
-          completed, or the hidden parameters given to the task differ from the
-          target''s), C(not rolled back: <why>), and the stack stays C(UPDATE_FAILED).'
+          completed, or a target recorded before secrets were encrypted had hidden
+          values the task does not give), C(not rolled back: <why>), and the stack
+          stays C(UPDATE_FAILED).'
       type: str
       returned: after a failed update
       sample: Stack ROLLBACK completed successfully

@@ -98,12 +98,15 @@ options:
     default: []
   parameters:
     description:
-      - Values of the target revision's C(hidden) parameters. The store keeps only
-        a digest of them, so they must be given again, with the value the target
-        revision had; other parameters come from the store.
-      - A hidden value that does not match the target's digest is refused with
-        C(The values of hidden parameters are not kept in the store; ...) naming the
-        parameters. A missing one without a default fails with Heat's
+      - Not needed for revisions recorded since secrets are encrypted, since the
+        store keeps the values of C(hidden) parameters encrypted with
+        O(store_key) and the target revision's values are used.
+      - For a target recorded before secrets were encrypted (it kept only a digest
+        of each hidden value), the values of its C(hidden) parameters, as the
+        target revision had them. A hidden value that does not match the target's
+        digest is refused with C(The values of hidden parameters are not kept in
+        the store for revisions recorded before secrets were encrypted; ...) naming
+        the parameters. A missing one without a default fails with Heat's
         "The Parameter (<name>) was not provided."
       - Not logged.
     type: dict
@@ -206,11 +209,10 @@ EXAMPLES = r"""
     before: "2026-11-21T22:00:00Z"
     max_age: 0
 
-- name: Give the hidden parameters again (the store keeps only digests of them)
+- name: Roll back a stack with hidden parameters (their values come from the store)
   hotplay.stacks.stack_rollback:
     name: web
-    parameters:
-      db_password: "{{ vault_db_password }}"
+    store_key: "{{ vault_hotplay_store_key }}"
 
 # A rollback ended ROLLBACK_FAILED because a resource could not be restored;
 # someone dealt with it by hand, and the rollback is run again, accepting it.

@@ -1,8 +1,8 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the action plugins share: store opening, progress lines, lock holder
-names and error results.  With _play_hosts.py, the only engine-side code that
-imports Ansible."""
+"""What the action plugins share: store opening (with the store key), progress
+lines, lock holder names, error results, and masking secrets in what a task shows.
+With _play_hosts.py, the only engine-side code that imports Ansible."""
 
 from __future__ import annotations
 
@@ -19,20 +19,32 @@ from ansible.utils.display import Display
 
 from .errors import HotplayError
 from .plan import Plan
+from .secrets import SecretValues, StoreKey
 from .stack_run import Cancel, Event
 from .store import open_store
-from .store.base import Store
+from .store.sealed import SealedStore, sealed
+
+# The ``store_key`` option every plugin that opens a store has (no_log: from Vault).
+STORE_KEY_OPTION: dict[str, Any] = {"type": "str", "no_log": True}
 
 _display = Display()
 
 
 @contextmanager
-def open_task_store(url: str | None) -> Iterator[Store]:
-    store = open_store(url)
+def open_task_store(url: str | None, store_key: str | None = None) -> Iterator[SealedStore]:
+    """The task's store; secrets sealed with ``store_key``, else ``$HOTPLAY_STORE_KEY``."""
+    key = StoreKey.from_sources(store_key)
+    store = sealed(open_store(url), key)
     try:
         yield store
     finally:
         store.close()
+
+
+def masked(result: dict[str, Any], secrets: SecretValues) -> dict[str, Any]:
+    """The task result with every secret shown as ``******`` (msg, outputs, events,
+    plan, diff, warnings: all of it)."""
+    return secrets.mask(result)
 
 
 def lock_holder(task: Any) -> str:
@@ -43,15 +55,16 @@ def lock_holder(task: Any) -> str:
     return f"{where} ({who}, task '{task.get_name()}')"
 
 
-def progress_printer(stack_name: str) -> Callable[[Event], None]:
-    """One line per resource action as it happens (ansible-playbook and AWX output)."""
+def progress_printer(stack_name: str, secrets: SecretValues) -> Callable[[Event], None]:
+    """One line per resource action as it happens (ansible-playbook and AWX output),
+    secrets masked."""
 
     def show(event: Event) -> None:
         record = event.record
         line = f"[{stack_name}] {event.resource_name}: {record.action}_{record.status}"
         if record.status == "FAILED" or record.reason not in ("state changed", ""):
             line += f" {record.reason}"
-        _display.display(line)
+        _display.display(secrets.mask_text(line))
 
     return show
 

@@ -34,7 +34,9 @@ from .guards import (
 from .inputs import (
     LoadedInputs,
     definition_digest,
+    keep_hidden_secrets,
     load_inputs,
+    mask_declared_hidden,
     patched_inputs,
     patched_parameters,
     recorded_definition,
@@ -44,6 +46,7 @@ from .render import render
 from .results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from .stack_run import Cancel, Event, RunOptions, StackRun
 from .store.base import RevisionRecord, StackRecord, Store
+from .store.sealed import SealedStore, sealed
 from .rollback import load_target, rollback_summary, run_rollback
 from .views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
 RESTRICTED_MODES = ("fail", "skip")
@@ -99,6 +102,7 @@ def apply_stack(
     store: Store, request: ApplyRequest, holder: str, progress: ProgressCallback | None = None
 ) -> StackResult:
     """Create the stack, or bring it to the new definition; nothing when unchanged."""
+    store = sealed(store)
     prepared = _prepare(store, request)
     result = _without_run(store, request, prepared)
     if result is None:
@@ -109,7 +113,7 @@ def apply_stack(
     return result
 
 
-def _without_run(store: Store, request: ApplyRequest, prepared: _Prepared) -> StackResult | None:
+def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared) -> StackResult | None:
     """The result when nothing is to be written (a refusal, a preview, nothing to
     change); None when the stack must be converged."""
     try:
@@ -123,8 +127,9 @@ def _without_run(store: Store, request: ApplyRequest, prepared: _Prepared) -> St
     return None
 
 
-def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
+def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     existing = store.find_stack(request.name)
+    store.unlock(request.name, existing, run=True)
     last = _last_revision(store, existing)
     if request.existing and last is not None:
         inputs = patched_inputs(last, request.template, request.environment)
@@ -134,15 +139,24 @@ def _prepare(store: Store, request: ApplyRequest) -> _Prepared:
     else:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     stack_id = existing.id if existing else str(uuid.uuid4())
-    definition = StackDefinition(inputs.source, inputs.environment, given,
-                                 StackIdentity(request.name, stack_id), inputs.files)
-    digest = definition_digest(inputs, given)
+    try:
+        definition = StackDefinition(inputs.source, inputs.environment, given,
+                                     StackIdentity(request.name, stack_id), inputs.files)
+    except HotplayError:
+        mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
+        raise
+    keep_hidden_secrets(store, definition.parameters, request.name)
+    digest = definition_digest(inputs, given, store.digest)
     skipping = request.on_restricted == "skip"
     plan = preview(store, existing, definition, skip_restricted=skipping)
+    # The preview met every secret it could resolve (nested stacks' hidden values,
+    # what resource types declare): without a key, refuse now, not midway.
+    store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
+                      "nested stacks, or secret properties of its resources)")
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
-                     plan_id(existing, plan, digest), skip, paused)
+                     plan_id(existing, plan, digest, store.digest), skip, paused)
 
 
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
@@ -155,8 +169,7 @@ def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
         )
     parameters = prepared.definition.parameters
     immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
-    check_immutable(prepared.last, parameters.values, immutable,
-                    parameters.hidden_names(), prepared.definition.identity.id)
+    check_immutable(prepared.last, parameters.values, immutable, prepared.definition.identity.id)
     refuse_stale_plan(request.plan_id, prepared.plan_id, _already_applied(request, prepared))
     if request.on_restricted != "skip":
         refuse_restricted(restricted_changes(prepared.plan))
@@ -172,7 +185,7 @@ def _already_applied(request: ApplyRequest, prepared: _Prepared) -> bool:
 
 
 def _converge(
-    store: Store, request: ApplyRequest, prepared: _Prepared, holder: str,
+    store: SealedStore, request: ApplyRequest, prepared: _Prepared, holder: str,
     progress: ProgressCallback | None,
 ) -> tuple[StackResult, _Prepared]:
     """Lock the stack (waiting up to ``lock_timeout``), then run the apply."""
@@ -189,7 +202,7 @@ def _converge(
 
 
 def _run_locked(
-    store: Store, request: ApplyRequest, prepared: _Prepared, cancel: Cancel,
+    store: SealedStore, request: ApplyRequest, prepared: _Prepared, cancel: Cancel,
     progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
@@ -199,6 +212,7 @@ def _run_locked(
     try:
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
+        store.attach(stack.id)  # its secrets are kept (sealed) from here on
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
@@ -264,7 +278,7 @@ def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel
 
 
 def _roll_back_failure(
-    store: Store, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
+    store: SealedStore, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
     host: Any,
 ) -> dict[str, Any]:
     """``rollback_on_failure``: a failed create deletes what it made; a failed
@@ -283,7 +297,7 @@ def _roll_back_failure(
     try:
         if not good:
             raise Refused("no earlier revision completed: nothing to roll back to")
-        target = load_target(failed, good[-1], prepared.given)
+        target = load_target(store, failed, good[-1], prepared.given)
     except (Refused, HotplayError) as refusal:
         return {"target_revision": None, "status": failed.stack_status, "succeeded": False,
                 "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
@@ -295,7 +309,7 @@ def _roll_back_failure(
 def _recorded(prepared: _Prepared) -> dict[str, Any]:
     parameters = prepared.definition.parameters
     return recorded_definition(prepared.inputs, prepared.given, parameters.values,
-                               parameters.hidden_names(), prepared.definition.identity.id)
+                               parameters.hidden_names())
 
 
 @dataclass(frozen=True)
@@ -318,9 +332,11 @@ def delete_stack(
     store: Store, request: DeleteRequest, holder: str, progress: ProgressCallback | None = None,
 ) -> StackResult:
     """Delete a stack (Retain policies honoured); nothing when it does not exist."""
+    store = sealed(store)
     existing = store.find_stack(request.name)
     if existing is None:
         return StackResult(changed=False, failed=False, stack=None)
+    store.unlock(request.name, existing, run=True)
     plan = preview_delete(store, existing)
     result = _delete_without_run(store, request, existing, plan)
     if result is None:
@@ -330,10 +346,10 @@ def delete_stack(
     return result
 
 
-def _delete_without_run(store: Store, request: DeleteRequest, existing: StackRecord,
+def _delete_without_run(store: SealedStore, request: DeleteRequest, existing: StackRecord,
                         plan: Plan) -> StackResult | None:
     """A refusal or a preview; None when the stack must be deleted."""
-    current_id = plan_id(existing, plan, "delete")
+    current_id = plan_id(existing, plan, "delete", store.digest)
     resources = list_resources(store, existing.id, request.nested_depth)
     try:
         refuse_stale_plan(request.plan_id, current_id)
@@ -348,7 +364,7 @@ def _delete_without_run(store: Store, request: DeleteRequest, existing: StackRec
 
 
 def _delete(
-    store: Store, request: DeleteRequest, existing: StackRecord, plan: Plan, holder: str,
+    store: SealedStore, request: DeleteRequest, existing: StackRecord, plan: Plan, holder: str,
     progress: ProgressCallback | None,
 ) -> StackResult:
     """Lock the stack (waiting up to ``lock_timeout``), then delete it."""
@@ -364,12 +380,12 @@ def _delete(
             if settled is not None:
                 return settled
         result = _delete_locked(store, request, existing, cancel, progress)
-    result.plan, result.plan_id = plan, plan_id(existing, plan, "delete")
+    result.plan, result.plan_id = plan, plan_id(existing, plan, "delete", store.digest)
     return result
 
 
 def _delete_locked(
-    store: Store, request: DeleteRequest, existing: StackRecord, cancel: Cancel,
+    store: SealedStore, request: DeleteRequest, existing: StackRecord, cancel: Cancel,
     progress: ProgressCallback | None,
 ) -> StackResult:
     events: list[Event] = []
@@ -377,6 +393,7 @@ def _delete_locked(
     timer = start_timer(request.timeout, cancel)
     deadline = time.monotonic() + request.wait_for_hooks
     try:
+        store.attach(existing.id)
         last_definition = _last_definition(store, existing)
         while True:
             current = store.get_stack(existing.id)
@@ -400,14 +417,14 @@ def _delete_locked(
     return result
 
 
-def _last_definition(store: Store, stack: StackRecord) -> StackDefinition | None:
+def _last_definition(store: SealedStore, stack: StackRecord) -> StackDefinition | None:
     """The definition of the last revision, for the hooks its environment sets on
     a deletion (None when it cannot be rebuilt: then only the task's count)."""
     last = _last_revision(store, stack)
     if last is None:
         return None
     try:
-        return load_target(stack, last, {}).definition
+        return load_target(store, stack, last, {}).definition
     except HotplayError:
         return None
 

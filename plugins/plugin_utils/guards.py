@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import HotplayError
-from .inputs import hidden_digest
+from .inputs import hidden_digest, is_hidden_mark
 from .plan import Change, Plan
 from .store.base import RevisionRecord
 
@@ -25,17 +25,19 @@ class Refused(HotplayError):
 
 def check_immutable(
     last: RevisionRecord | None, effective: Mapping[str, Any],
-    immutable: frozenset[str], hidden: frozenset[str], salt: str,
+    immutable: frozenset[str], salt: str,
 ) -> None:
     """Heat: an immutable parameter the stack already had keeps its value, whether
-    the update gives it or lets it fall back to a default."""
+    the update gives it or lets it fall back to a default.  ``salt``: of the digests
+    older revisions kept of hidden values."""
     if last is None:
         return
     before = last.definition.get("effective_parameters", {})
     changed = []
     for name in sorted(set(effective) & immutable):
-        new = hidden_digest(salt, name, effective[name]) if name in hidden else effective.get(name)
-        if name in before and before[name] != new:
+        old = before.get(name)
+        new = hidden_digest(salt, name, effective[name]) if is_hidden_mark(old) else effective.get(name)
+        if name in before and old != new:
             changed.append(name)
     if changed:
         raise Refused(

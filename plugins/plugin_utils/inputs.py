@@ -4,14 +4,17 @@
 
 Read from files for a full update, or from the last revision for a PATCH update
 (``existing: true``), and recorded in each revision.  Hidden parameter values are
-never recorded: only a salted digest, so a change can still be told.
+recorded as they are, and the store keeps every secret among them only encrypted
+(``store/sealed.py``), so a PATCH or a rollback needs them no more.  Revisions
+recorded before that hold a salted digest instead (``HIDDEN_MARK``): those values
+must still be given again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +30,17 @@ from .store.base import RevisionRecord
 from .template.loader import TemplateSource, decode, load_template, load_yaml
 
 HIDDEN_MARK = "__hidden_sha256__"
+
+# How a digest is made of some bytes: plain SHA-256, or keyed when they hold a
+# secret (SealedStore.digest).
+Digest = Callable[[Sequence[bytes]], str]
+
+
+def sha256_digest(parts: Sequence[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -108,22 +122,27 @@ def patched_parameters(
 ) -> dict[str, Any]:
     """The stored parameters, less the cleared ones, with the given ones on top.
 
-    A hidden value is not in the store: it must be given again."""
+    A hidden value recorded only as a digest (an older revision) must be given again."""
     stored = dict(last.definition.get("parameters", {}))
     for name in clear:
         stored.pop(name, None)
     merged = {**stored, **given}
-    missing = sorted(n for n, v in merged.items() if _is_hidden_mark(v))
+    missing = sorted(n for n, v in merged.items() if is_hidden_mark(v))
     if missing:
         raise StackValidationFailed(
-            "hidden parameters are not kept in the store, give them again with "
+            "hidden parameters of revisions recorded before secrets were encrypted are not "
+            "kept in the store, give them again with "
             f"existing: true: {', '.join(missing)}"
         )
     return merged
 
 
-def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any]) -> str:
-    """Identifies a definition: equal digests, equal stacks (re-runs change nothing)."""
+def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any],
+                      digest: Digest = sha256_digest) -> str:
+    """Identifies a definition: equal digests, equal stacks (re-runs change nothing).
+
+    ``digest`` is the store's: keyed when the definition holds a secret, since the
+    digest is stored in plain text and a plan id made from it is shown."""
     document = {
         "template": inputs.source.data,
         "files": inputs.files,
@@ -131,33 +150,63 @@ def definition_digest(inputs: LoadedInputs, parameters: Mapping[str, Any]) -> st
         "parameters": parameters,
     }
     canonical = json.dumps(document, sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return digest([canonical.encode()])
 
 
 def recorded_definition(
     inputs: LoadedInputs, given: Mapping[str, Any], effective: Mapping[str, Any],
-    hidden: frozenset[str], salt: str,
+    hidden: frozenset[str],
 ) -> dict[str, Any]:
-    """The revision's copy of the definition; hidden values only as digests."""
+    """The revision's copy of the definition, hidden values included (the store
+    seals the secret ones); ``hidden`` names them for the views that mask them."""
     return {
         "template_path": inputs.source.path,
         "template": inputs.source.data,
         "files": inputs.files,
         "environment": [list(pair) for pair in inputs.environment_texts],
-        "parameters": _masked(given, hidden, salt),
-        "effective_parameters": _masked(effective, hidden, salt),
+        "parameters": dict(given),
+        "effective_parameters": dict(effective),
+        "hidden": sorted(hidden),
     }
 
 
-def _masked(values: Mapping[str, Any], hidden: frozenset[str], salt: str) -> dict[str, Any]:
-    return {k: hidden_digest(salt, k, v) if k in hidden else v for k, v in values.items()}
-
-
 def hidden_digest(salt: str, name: str, value: Any) -> dict[str, str]:
-    """What the store keeps of a hidden value: enough to tell it changed."""
+    """What revisions recorded before secrets were encrypted kept of a hidden
+    value: enough to tell it changed."""
     text = json.dumps([salt, name, value], sort_keys=True, default=str)
     return {HIDDEN_MARK: hashlib.sha256(text.encode()).hexdigest()}
 
 
-def _is_hidden_mark(value: Any) -> bool:
+def is_hidden_mark(value: Any) -> bool:
+    """A hidden value recorded as a digest only (a revision of an older version)."""
     return isinstance(value, Mapping) and HIDDEN_MARK in value
+
+
+def recorded_hidden(definition: Mapping[str, Any]) -> frozenset[str]:
+    """Names of the hidden parameters of a recorded definition (either kind)."""
+    marked = {k for k, v in definition.get("effective_parameters", {}).items() if is_hidden_mark(v)}
+    return frozenset(definition.get("hidden", ())) | marked
+
+
+def keep_hidden_secrets(store: Any, parameters: Any, stack_name: str) -> None:
+    """The values of hidden parameters are the store's secrets from now on (masked,
+    sealed); without a store key, a stack that has some is refused here, before
+    anything is written.  ``store``: a SealedStore; ``parameters``: Parameters."""
+    secret = parameters.secret_values()
+    for value in secret.values():
+        store.secrets.add(value)
+    if secret:
+        store.require_key(f"stack {stack_name} has hidden parameters ({', '.join(secret)}) "
+                          "whose values the store must keep")
+
+
+def mask_declared_hidden(store: Any, inputs: LoadedInputs, given: Mapping[str, Any]) -> None:
+    """A definition that failed to build: the values given to parameters its
+    template declares hidden are masked in the error all the same."""
+    declared = inputs.source.data.get("parameters") if isinstance(inputs.source.data, Mapping) else None
+    environment = inputs.environment
+    for name, spec in (declared if isinstance(declared, Mapping) else {}).items():
+        if isinstance(spec, Mapping) and spec.get("hidden") is True:
+            for layer in (given, environment.parameters, environment.parameter_defaults):
+                if layer.get(name) is not None:
+                    store.secrets.add(layer[name])

@@ -629,6 +629,25 @@ class Parameters:
         hidden = self.hidden_names()
         return {n: "******" if n in hidden else v for n, v in self.values.items()}
 
+    def secret_values(self) -> dict[str, Any]:
+        """Values of hidden parameters that are secrets: all but a template's own
+        default, which the stored template holds in plain text anyway."""
+        found = {}
+        for name in sorted(self.hidden_names()):
+            schema, value = self.schemas[name], self.values.get(name)
+            if schema.default is not None and value == _default_value(schema):
+                continue
+            found[name] = value
+        return found
+
+
+def _default_value(schema: ParameterSchema) -> Any:
+    """The template's default converted as a given value would be (None: invalid)."""
+    try:
+        return _checked(schema, schema.default)
+    except _Invalid:
+        return None
+
 
 def _unknown_names(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
                    env: "Environment", source: str) -> None:
@@ -668,5 +687,8 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
         try:
             values[name] = _checked(schema, raw)
         except _Invalid as exc:
-            raise TemplateError(_wrapped(name, str(exc)), source=source) from None
+            reason = str(exc)
+            if schema.hidden and str(raw):  # Heat's messages quote the value: not this one
+                reason = reason.replace(str(raw), "******")
+            raise TemplateError(_wrapped(name, reason), source=source) from None
     return Parameters(values, dict(schemas))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,15 +87,20 @@ def plan_nodes(plan: Plan) -> list[Any]:
     return [GraphNode(c.path, c.type, c.action) for c in plan.changes]
 
 
-def plan_id(stack: StackRecord | None, plan: Plan, definition_digest: str) -> str:
+def plan_id(stack: StackRecord | None, plan: Plan, definition_digest: str,
+            digest: Callable[[Sequence[bytes]], str] | None = None) -> str:
     """Identifies 'this stored state + this definition': an apply given a plan id
-    refuses when either changed since the preview."""
-    digest = hashlib.sha256(definition_digest.encode())
+    refuses when either changed since the preview.  ``digest``: the store's, keyed
+    when the state holds a secret (a plan id is shown)."""
+    parts = [definition_digest.encode()]
     if stack is not None:
-        digest.update(f"{stack.id}:{stack.revision}:{stack.stack_status}".encode())
-    for line in sorted(plan.state_lines):
-        digest.update(line.encode())
-    return digest.hexdigest()[:32]
+        parts.append(f"{stack.id}:{stack.revision}:{stack.stack_status}".encode())
+    parts.extend(line.encode() for line in sorted(plan.state_lines))
+    return (digest or _sha256)(parts)[:32]
+
+
+def _sha256(parts: Sequence[bytes]) -> str:
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 def _state_line(prefix: str, state: ResourceState) -> str:
@@ -112,10 +117,10 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
     planned as left unchanged, and what reads it sees it unchanged.  With
     ``restore`` (a rollback), a retired resource that is what the definition
     needs is planned as swapped back in."""
-    from .stack_run import StackRun  # the runtime handlers read the store through
+    from .stack_run import RunOptions, StackRun  # the runtime handlers read the store through
 
     record = stack or _unsaved_stack(definition.identity)
-    run = StackRun(store, record, lambda event: None)
+    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True))
     run.definition = definition
     plan = Plan()
     plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
@@ -212,7 +217,14 @@ class _Previewer:
         self._plan_inside(name, defn, handler, record, action, after, unknown)
 
     def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
-        """Resolved properties, and for each not known yet the resources it reads."""
+        """Resolved properties, and for each not known yet the resources it reads;
+        the secrets among them are masked in the preview too."""
+        properties, unknown = self._resolved(defn, handler)
+        known = {k: v for k, v in properties.items() if k not in unknown}
+        self.stack_run.keep_secret_properties(handler, known)
+        return properties, unknown
+
+    def _resolved(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
         if defn.known_properties is not None:
             return dict(defn.known_properties), {}
         values: dict[str, Any] = {}
@@ -315,8 +327,9 @@ class _Previewer:
 
         record_for_child = child_stack or _unsaved_stack(child.identity)
         run = StackRun(self.store, record_for_child, lambda event: None,
-                       path=self.stack_run.path + (name,))
+                       path=self.stack_run.path + (name,), options=self.stack_run.options)
         run.definition = child
+        run.keep_hidden_secret(child)
         nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
         nested.accepted = self.accepted
         nested.walk()

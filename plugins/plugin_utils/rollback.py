@@ -8,6 +8,10 @@ The rollback converges the stack to the target's stored definition with the
 ROLLBACK action, swapping retired (replaced) physical resources back in where they
 still exist and are healthy, and recreating those that are gone (the result says
 which).  It is recorded as a revision of its own, so a rollback can be rolled back.
+
+Hidden parameter values come from the target revision (the store keeps them
+sealed: the store key opens them); only revisions recorded before secrets were
+encrypted keep digests, and need the values given again.
 """
 
 from __future__ import annotations
@@ -22,11 +26,18 @@ from .environment import EMPTY_ENVIRONMENT, merge_environments, parse_environmen
 from .errors import StackNotFound, TemplateError
 from .guards import Refused
 from .locking import stack_lock
-from .inputs import HIDDEN_MARK, LoadedInputs, definition_digest, hidden_digest
+from .inputs import (
+    LoadedInputs,
+    definition_digest,
+    hidden_digest,
+    is_hidden_mark,
+    keep_hidden_secrets,
+)
 from .plan import plan_id, preview
 from .results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from .stack_run import Cancel, Event, RunOptions, StackRun
 from .store.base import RevisionRecord, StackRecord, Store
+from .store.sealed import SealedStore, sealed
 from .template.loader import TemplateSource, load_yaml
 from .views import list_resources, outcome_of
 
@@ -40,7 +51,8 @@ class RollbackRequest:
     before: str | None = None  # or: the last good revision finished before this time
     max_age: float = DEFAULT_MAX_AGE  # seconds; 0: no limit
     skip: Sequence[str] = ()  # resource paths accepted as they are
-    parameters: Mapping[str, Any] = field(default_factory=dict)  # hidden values again
+    # Hidden values again, for a target recorded before secrets were encrypted.
+    parameters: Mapping[str, Any] = field(default_factory=dict)
     check_mode: bool = False
     nested_depth: int = 0
     timeout: float = 0
@@ -73,6 +85,7 @@ def rollback_stack(
     store: Store, request: RollbackRequest, holder: str, progress: ProgressCallback | None = None,
 ) -> StackResult:
     """Roll a stack back to a recorded revision (or preview it in check mode)."""
+    store = sealed(store)
     planned = _plan_rollback(store, request, _find(store, request.name))
     if isinstance(planned, StackResult):
         return planned
@@ -87,25 +100,26 @@ def rollback_stack(
         return _roll_back_locked(store, request, planned, cancel, progress)
 
 
-def _find(store: Store, name: str) -> StackRecord:
+def _find(store: SealedStore, name: str) -> StackRecord:
     stack = store.find_stack(name)
     if stack is None:
         raise StackNotFound(f"The Stack ({name}) could not be found.")
+    store.unlock(name, stack, run=True)  # refused without the key, or with a wrong one
     return stack
 
 
-def _plan_rollback(store: Store, request: RollbackRequest,
+def _plan_rollback(store: SealedStore, request: RollbackRequest,
                    stack: StackRecord) -> _RollbackPlan | StackResult:
     """The target and its plan; or the result of a refusal or a preview."""
     try:
         chosen = choose_target(store.revisions(stack.id), stack, request)
-        target = load_target(stack, chosen, request.parameters)
+        target = load_target(store, stack, chosen, request.parameters)
         check_skip(store, stack, request.skip)
     except Refused as refusal:
         return StackResult(changed=False, failed=True, stack=stack, msg=str(refusal),
                            resources=list_resources(store, stack.id, request.nested_depth))
     plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip))
-    current_id = plan_id(stack, plan, target.digest)
+    current_id = plan_id(stack, plan, target.digest, store.digest)
     if request.check_mode:
         previewed = StackResult(changed=plan.changes_anything or stack.status != "COMPLETE",
                                 failed=False, stack=stack, plan=plan, plan_id=current_id,
@@ -117,12 +131,13 @@ def _plan_rollback(store: Store, request: RollbackRequest,
     return _RollbackPlan(stack, target, plan, current_id)
 
 
-def _roll_back_locked(store: Store, request: RollbackRequest, planned: _RollbackPlan,
+def _roll_back_locked(store: SealedStore, request: RollbackRequest, planned: _RollbackPlan,
                       cancel: Cancel, progress: ProgressCallback | None) -> StackResult:
     events: list[Event] = []
     timer = start_timer(request.timeout, cancel)
     target = planned.target
     try:
+        store.attach(planned.stack.id)
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
                              keep_replaced=request.keep_replaced, host=request.host)
         ok, options = run_rollback(store, planned.stack, target, event_sink(events, progress),
@@ -267,8 +282,9 @@ def _duration(seconds: float) -> str:
 # -- the target's definition -------------------------------------------------------------
 
 
-def load_target(stack: StackRecord, revision: RevisionRecord, given_now: Mapping[str, Any]) -> Target:
-    """Rebuild the definition a revision recorded."""
+def load_target(store: SealedStore, stack: StackRecord, revision: RevisionRecord,
+                given_now: Mapping[str, Any]) -> Target:
+    """Rebuild the definition a revision recorded; its secrets are the store's."""
     stored = revision.definition
     files = dict(stored.get("files", {}))
     source = TemplateSource(stored.get("template_path", ""), stored["template"], files)
@@ -285,15 +301,17 @@ def load_target(stack: StackRecord, revision: RevisionRecord, given_now: Mapping
             raise _hidden_refusal(hidden_missing) from error
         raise
     _check_hidden(stack, stored, definition)
-    return Target(revision, inputs, given, definition, definition_digest(inputs, given))
+    keep_hidden_secrets(store, definition.parameters, stack.name)
+    return Target(revision, inputs, given, definition, definition_digest(inputs, given, store.digest))
 
 
 def _parameters(stack: StackRecord, stored: Mapping[str, Any], given_now: Mapping[str, Any]) -> dict[str, Any]:
-    """The revision's parameters; hidden ones (kept only as digests) come from the
-    task, or are left out when their default gives the recorded value."""
+    """The revision's parameters; hidden ones an older revision kept only as
+    digests come from the task, or are left out when their default gives the
+    recorded value."""
     given = {}
     for name, value in stored.get("parameters", {}).items():
-        if isinstance(value, Mapping) and HIDDEN_MARK in value:
+        if is_hidden_mark(value):
             if name in given_now:
                 given[name] = given_now[name]
             continue  # checked against the digest once the definition is built
@@ -307,7 +325,7 @@ def _check_hidden(stack: StackRecord, stored: Mapping[str, Any], definition: Sta
     missing = []
     for name in sorted(definition.parameters.hidden_names()):
         expected = recorded.get(name)
-        if expected is not None and hidden_digest(stack.id, name, values.get(name)) != expected:
+        if is_hidden_mark(expected) and hidden_digest(stack.id, name, values.get(name)) != expected:
             missing.append(name)
     if missing:
         raise _hidden_refusal(missing)
@@ -315,11 +333,12 @@ def _check_hidden(stack: StackRecord, stored: Mapping[str, Any], definition: Sta
 
 def _hidden_not_given(stored: Mapping[str, Any], given_now: Mapping[str, Any]) -> list[str]:
     return sorted(name for name, value in stored.get("parameters", {}).items()
-                  if isinstance(value, Mapping) and HIDDEN_MARK in value and name not in given_now)
+                  if is_hidden_mark(value) and name not in given_now)
 
 
 def _hidden_refusal(names: Sequence[str]) -> Refused:
     return Refused(
-        "The values of hidden parameters are not kept in the store; give them with "
-        f"parameters (the value this revision had): {', '.join(names)}"
+        "The values of hidden parameters are not kept in the store for revisions recorded "
+        "before secrets were encrypted; give them with parameters (the value this revision "
+        f"had): {', '.join(names)}"
     )

@@ -36,7 +36,9 @@ from .functions.base import resolve
 from .graph import reverse
 from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
 from .resources.properties import validate_properties
+from .secrets import key_missing
 from .store.base import EventRecord, StackRecord, Store, StoredResource, utc_now
+from .store.sealed import SealedStore, sealed
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
 
@@ -115,6 +117,33 @@ class RunOptions:
     stepping: bool = False
     # The play host the task runs for (software deployments run there), if any.
     host: Any = None
+    # A preview (check mode, a plan): nothing is stored, so secrets need no key.
+    preview: bool = False
+
+
+class RunSecrets:
+    """``runtime.secrets``: how a resource type keeps a value it learns at run time
+    secret (a generated password, a ``no_log`` argument): masked in every output
+    from then on, and stored only encrypted.
+
+    Call ``add`` before the value is returned or recorded.  A run without a store
+    key cannot store it: ``add`` then raises ``StoreKeyError``, which fails the
+    resource with a message that names ``HOTPLAY_STORE_KEY`` (let it propagate).
+    Values already among the resolved properties are better declared with
+    ``Resource.secret_values``: the engine adds them before it records anything."""
+
+    def __init__(self, store: SealedStore, preview: bool) -> None:
+        self._store = store
+        self._preview = preview
+
+    def add(self, value: Any) -> None:
+        new = self._store.secrets.add(value)
+        if new and self._store.key is None and not self._preview:
+            raise key_missing("a resource keeps a secret value")
+
+    def mask(self, value: Any) -> Any:
+        """``value`` with every known secret shown as ``******``."""
+        return self._store.secrets.mask(value)
 
 
 class RunRuntime:
@@ -125,6 +154,7 @@ class RunRuntime:
         self.stack_name = run.stack.name
         self.stack_id = run.stack.id
         self.cancel_event = run.options.cancel.event
+        self.secrets = RunSecrets(run.store, run.options.preview)
 
     def physical_name(self, resource_name: str) -> str:
         suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
@@ -158,7 +188,7 @@ class RunRuntime:
 
     # -- nested stacks (used by resources.nested) -----------------------------------
     @property
-    def store(self) -> Store:
+    def store(self) -> SealedStore:
         return self.run.store
 
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
@@ -189,7 +219,7 @@ class StackRun:
         path: tuple[str, ...] = (),
         options: RunOptions | None = None,
     ) -> None:
-        self.store = store
+        self.store = sealed(store)
         self.stack = stack
         self.sink = sink
         self.path = path
@@ -255,6 +285,7 @@ class StackRun:
         """Bring the stack to ``definition``; True when every resource got there."""
         self.definition = definition
         definition.scope.live = self.live
+        self.keep_hidden_secret(definition)
         if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
             self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
         graph = definition.requires_graph()
@@ -277,6 +308,18 @@ class StackRun:
             return False
         self._finish(definition, action, ok, result.errors)
         return ok
+
+    # -- secrets -------------------------------------------------------------------------
+    def keep_hidden_secret(self, definition: StackDefinition) -> None:
+        """The values of the definition's hidden parameters are secrets (a nested
+        stack's too): without a key, a run stops here, before it records them."""
+        for value in definition.parameters.secret_values().values():
+            self.runtime.secrets.add(value)
+
+    def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
+        """What the resource type says is secret among its resolved properties."""
+        for value in handler.secret_values(properties):
+            self.runtime.secrets.add(value)
 
     def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
         """Resources a failure kept from starting are listed as Heat lists them:
@@ -303,6 +346,8 @@ class StackRun:
         failure = next(iter(errors.values()), None)
         if isinstance(failure, _Failed):
             return f"Resource {failure.action} failed: {failure.reason}"
+        if isinstance(failure, HotplayError):  # e.g. a secret and no store key to keep it
+            return f"{type(failure).__name__}: {failure}"
         if failure is not None:  # a defect of ours: say what it was, keep the state
             return f"Internal error: {type(failure).__name__}: {failure}"
         return "Stack was interrupted before every resource was done"
@@ -453,19 +498,25 @@ class StackRun:
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"
-        if defn.known_properties is not None:
-            return dict(defn.known_properties)  # validated with the definition
         try:
-            values = resolve(defn.properties)
-            check = getattr(handler, "check_properties", None)
-            if check is not None:
-                return check(values, path)
-            checked = validate_properties(type(handler), values, path)
-            handler.validate(checked)
+            checked = self._checked_properties(defn, handler, path)
+            self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
         except HotplayError as error:
             action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
             raise self._fail(defn, action, self.records.get(defn.name), error) from error
+
+    @staticmethod
+    def _checked_properties(defn: ResourceDefinition, handler: Resource, path: str) -> dict[str, Any]:
+        if defn.known_properties is not None:
+            return dict(defn.known_properties)  # validated with the definition
+        values = resolve(defn.properties)
+        check = getattr(handler, "check_properties", None)
+        if check is not None:
+            return check(values, path)
+        checked = validate_properties(type(handler), values, path)
+        handler.validate(checked)
+        return checked
 
     @staticmethod
     def _resolved_extras(defn: ResourceDefinition) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -485,7 +536,7 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
         except _Failed as failure:
-            self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason)
             raise
         self._complete(state, outcome)
 
@@ -503,9 +554,18 @@ class StackRun:
                 lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
             )
         except _Failed as failure:
-            self.save(replace(state, status="FAILED", status_reason=failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason)
             raise
         self._complete(replace(state, properties=properties), outcome)
+
+    def _failed(self, state: ResourceState, reason: str) -> ResourceState:
+        """The state of a resource that failed; without a store key, a value that
+        became a secret during the action (a nested stack's hidden parameter) is
+        not recorded (the resource is replaced or converged again next time)."""
+        failed = replace(state, status="FAILED", status_reason=reason)
+        if not self.store.can_store(failed):
+            failed = replace(failed, properties={}, data={})
+        return failed
 
     def _replace(
         self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],

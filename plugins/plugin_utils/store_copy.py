@@ -34,11 +34,16 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "resources": (("stack_id", "name", "retired_in"), "stack_id"),
     "events": (("id",), "stack_id"),
     "hooks": (("stack_id", "resource_name", "hook", "revision"), "stack_id"),
+    # A stack's keyring (salt, key check, secret values): its encrypted values need it.
+    "stack_keys": (("stack_id",), "stack_id"),
 }
 # Not copied as tables: runtime state (locks); meta, each store's own, gets only the
 # keys the target lacks (never its schema version).
 NOT_COPIED = frozenset({"locks", "meta"})
 SCHEMA_KEY = "schema_version"
+# Meta keys each store has for itself: neither compared nor copied.  The salt of
+# new keyrings differs from store to store; a copied stack keeps its own keyring.
+STORE_OWN_KEYS = frozenset({"secrets_salt"})
 # Events are compared in order, ids aside: ids already used in the target are renumbered.
 _DIGEST_SKIPS = {"events": frozenset({"id"})}
 
@@ -202,7 +207,7 @@ def _check_compatible(source: Store, target: Store) -> None:
 
 
 def _meta(store: Store) -> dict[str, str]:
-    return {r["key"]: r["value"] for r in store.stored_rows("meta")}
+    return {r["key"]: r["value"] for r in store.stored_rows("meta") if r["key"] not in STORE_OWN_KEYS}
 
 
 def _meta_to_copy(source: Store, target: Store) -> list[dict[str, str]]:

@@ -5,29 +5,34 @@ named by their path from the top stack (``group/0/server``), stacks, revisions."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import StackNotFound
+from .inputs import recorded_hidden
 from .resources.base import ResourceState
 from .stack_run import Event
 from .store.base import StackRecord, Store
+from .store.sealed import sealed
 
 
 def describe_stack(
     store: Store, name: str, nested_depth: int = 0, with_events: bool = True, graph: str = ""
 ) -> dict[str, Any]:
-    """What ``stack_info`` shows of one stack."""
+    """What ``stack_info`` shows of one stack (secrets in it: mask the result with
+    the store's ``secrets``; without a key, sealed values read as ``******``)."""
+    store = sealed(store)
     stack = store.find_stack(name)
     if stack is None:
         raise StackNotFound(f"The Stack ({name}) could not be found.")
+    store.unlock(name, stack, run=False)
     revisions = store.revisions(stack.id)
-    parameters = revisions[-1].definition.get("effective_parameters", {}) if revisions else {}
+    last = revisions[-1].definition if revisions else {}
     info: dict[str, Any] = {
         **summarize_stack(stack),
         "outputs": dict(stack.outputs),
         "output_errors": dict(stack.output_errors),
-        "parameters": {k: ("******" if isinstance(v, dict) and _hidden(v) else v)
-                       for k, v in parameters.items()},
+        "parameters": _shown_parameters(last.get("effective_parameters", {}), recorded_hidden(last)),
         "resources": list_resources(store, stack.id, nested_depth),
         "revisions": [
             {"revision": r.revision, "action": r.action, "status": r.status,
@@ -70,10 +75,8 @@ def _graph_of(store: Store, stack_id: str, depth: int, prefix: str, nodes: list[
             _graph_of(store, state.nested_stack_id, depth - 1, f"{path}/", nodes, requires)
 
 
-def _hidden(value: dict[str, Any]) -> bool:
-    from .inputs import HIDDEN_MARK
-
-    return HIDDEN_MARK in value
+def _shown_parameters(values: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    return {k: ("******" if k in hidden else v) for k, v in dict(values or {}).items()}
 
 
 def summarize_stack(stack: StackRecord) -> dict[str, Any]:
@@ -159,9 +162,11 @@ def outcome_of(store: Store, stack_id: str) -> dict[str, Any]:
 def revision_diff(store: Store, name: str, first: int, second: int) -> dict[str, Any]:
     """What changed from revision ``first`` to ``second``: the template (a unified
     diff), the parameters, and the resources each left."""
+    store = sealed(store)
     stack = store.find_stack(name)
     if stack is None:
         raise StackNotFound(f"The Stack ({name}) could not be found.")
+    store.unlock(name, stack, run=False)
     revisions = {r.revision: r for r in store.revisions(stack.id)}
     for number in (first, second):
         if number not in revisions:
@@ -174,7 +179,8 @@ def revision_diff(store: Store, name: str, first: int, second: int) -> dict[str,
         "template": _text_diff(old.definition.get("template"), new.definition.get("template"),
                                f"revision {first}", f"revision {second}"),
         "parameters": _mapping_diff(old.definition.get("effective_parameters", {}),
-                                    new.definition.get("effective_parameters", {})),
+                                    new.definition.get("effective_parameters", {}),
+                                    recorded_hidden(old.definition) | recorded_hidden(new.definition)),
         "resources": _mapping_diff(old.outcome, new.outcome),
     }
 
@@ -189,11 +195,10 @@ def _text_diff(old: Any, new: Any, old_name: str, new_name: str) -> str:
     return "".join(difflib.unified_diff(before, after, old_name, new_name))
 
 
-def _mapping_diff(old: Any, new: Any) -> dict[str, Any]:
+def _mapping_diff(old: Any, new: Any, hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
     """added / removed / changed keys; hidden values stay hidden."""
     old, new = dict(old or {}), dict(new or {})
-    shown = {k: ("******" if isinstance(v, dict) and _hidden(v) else v) for k, v in new.items()}
-    was = {k: ("******" if isinstance(v, dict) and _hidden(v) else v) for k, v in old.items()}
+    shown, was = _shown_parameters(new, hidden), _shown_parameters(old, hidden)
     return {
         "added": {k: shown[k] for k in sorted(set(new) - set(old))},
         "removed": {k: was[k] for k in sorted(set(old) - set(new))},

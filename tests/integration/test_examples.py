@@ -58,6 +58,8 @@ def test_every_example_applies_gives_its_outputs_and_deletes(run_tasks):
         + [_delete(name) for name in EXAMPLES]
         + [{"hotplay.stacks.stack_info": {}, "register": "listing"}],
         name="examples",
+        # parameters.yaml is given a hidden value: the store keeps it only encrypted.
+        env={"HOTPLAY_STORE_KEY": "examples-store-key"},
     )
     results = {key.removeprefix("ex_"): value for key, value in run.results.items()}
     for name in EXAMPLES:

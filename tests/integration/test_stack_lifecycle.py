@@ -25,7 +25,7 @@ def test_create_rerun_and_delete_the_example_stack(run_tasks, store_url):
         {"hotplay.stacks.stack_info": {"name": "app"}, "register": "info"},
         {"hotplay.stacks.stack": {"name": "app", "state": "absent"}, "register": "deleted"},
         {"hotplay.stacks.stack_info": {}, "register": "listing"},
-    ])
+    ], env={"HOTPLAY_STORE_KEY": "lifecycle-store-key"})  # a hidden value given: kept encrypted
     created, again, info, deleted = (run.results[k] for k in ("created", "again", "info", "deleted"))
     assert created["changed"] and created["stack_status"] == "CREATE_COMPLETE", created
     assert created["outputs"]["endpoint"] == "https://shop.example.com/db-shop"

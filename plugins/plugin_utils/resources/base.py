@@ -12,7 +12,7 @@ registering it with ``@register``: the executor never changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -105,6 +105,10 @@ class RuntimeContext(Protocol):
         """Record the physical id a create is about to make, before making it: a
         run killed in between leaves a record of it, so nothing is untracked."""
 
+    # ``secrets.add(value)``: keep a value learned at run time secret (masked in
+    # output, encrypted in the store); see stack_run.RunSecrets.
+    secrets: Any
+
 
 class Resource:
     """Base of every resource type.  Handlers run in worker threads."""
@@ -123,6 +127,13 @@ class Resource:
     # -- validation (no side effects) -------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
         """Checks beyond the schema; raise StackValidationFailed with Heat's words."""
+
+    def secret_values(self, properties: Mapping[str, Any]) -> Iterable[Any]:
+        """Values among the resolved ``properties`` that are secrets (``no_log``
+        arguments, passwords): masked in every output and stored only encrypted.
+        The engine asks before it records the properties; none by default."""
+        del properties
+        return ()
 
     # -- actions ------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:

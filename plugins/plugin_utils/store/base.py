@@ -85,6 +85,21 @@ class HookRecord:
 
 
 @dataclass(frozen=True)
+class KeyringRecord:
+    """How a stack's secrets are locked (see ``secrets.py``): the salt its data key
+    is derived with, a key check (a known text sealed with that key: a wrong key is
+    told at once) and the stack's secret values (an envelope of a JSON list), so a
+    later run masks and encrypts them too.  Self-contained: a copied row opens in
+    another store with the same key."""
+
+    stack_id: str
+    salt: str
+    key_check: str
+    secrets: str = ""
+    updated: str = ""
+
+
+@dataclass(frozen=True)
 class StoredResource:
     """A resource row: its state plus the bookkeeping the store adds."""
 
@@ -211,6 +226,20 @@ class Store(ABC):
     @abstractmethod
     def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
         """The stack's hooks (not its nested stacks'), oldest first."""
+
+    # -- secrets --------------------------------------------------------------------
+    @abstractmethod
+    def store_salt(self) -> str:
+        """The store's salt for new keyrings (made on first use, then fixed): a
+        preview and the apply after it derive the same key for a new stack."""
+
+    @abstractmethod
+    def keyring(self, stack_id: str) -> KeyringRecord | None:
+        """The stack's keyring, None when it never stored a secret."""
+
+    @abstractmethod
+    def save_keyring(self, record: KeyringRecord) -> None:
+        """Insert or replace the stack's keyring."""
 
     # -- events ---------------------------------------------------------------------
     @abstractmethod

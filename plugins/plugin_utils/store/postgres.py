@@ -24,19 +24,28 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StackLocked, StackNotFound, StoreError
+from ..secrets import new_salt
 from ..resources.base import ResourceState
 from .base import (
     EventRecord,
     HookRecord,
+    KeyringRecord,
     RevisionRecord,
     StackRecord,
     Store,
     StoredResource,
     utc_now,
 )
-from .rows import event_record, hook_record, revision_record, stack_record, stored_resource
+from .rows import (
+    event_record,
+    hook_record,
+    keyring_record,
+    revision_record,
+    stack_record,
+    stored_resource,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Migrations in order: version -> statements.  Each runs once, in one transaction
 # with the bump of meta.schema_version.
@@ -121,6 +130,16 @@ CREATE TABLE locks (
     pid INTEGER NOT NULL,
     backend_pid INTEGER NOT NULL,
     acquired TEXT NOT NULL
+);
+"""),
+    # Secrets encrypted at rest: each stack's keyring (salt, key check, secret values).
+    (2, """
+CREATE TABLE stack_keys (
+    stack_id TEXT PRIMARY KEY,
+    salt TEXT NOT NULL,
+    key_check TEXT NOT NULL,
+    secrets TEXT NOT NULL DEFAULT '',
+    updated TEXT NOT NULL
 );
 """),
 )
@@ -530,6 +549,26 @@ class PostgresStore(Store):
             (stack_id, status, status),
         )
         return [hook_record(row) for row in rows]
+
+    # -- secrets --------------------------------------------------------------------
+    def store_salt(self) -> str:
+        self._write(
+            "INSERT INTO meta(key, value) VALUES ('secrets_salt', %s) ON CONFLICT (key) DO NOTHING",
+            (new_salt(),),
+        )
+        return self._read("SELECT value FROM meta WHERE key = 'secrets_salt'")[0]["value"]
+
+    def keyring(self, stack_id: str) -> KeyringRecord | None:
+        rows = self._read("SELECT * FROM stack_keys WHERE stack_id = %s", (stack_id,))
+        return keyring_record(rows[0]) if rows else None
+
+    def save_keyring(self, record: KeyringRecord) -> None:
+        self._write(
+            "INSERT INTO stack_keys VALUES (%s, %s, %s, %s, %s) ON CONFLICT (stack_id) DO UPDATE SET"
+            " salt = excluded.salt, key_check = excluded.key_check, secrets = excluded.secrets,"
+            " updated = excluded.updated",
+            (record.stack_id, record.salt, record.key_check, record.secrets, record.updated or utc_now()),
+        )
 
     # -- events ---------------------------------------------------------------------
     def add_event(

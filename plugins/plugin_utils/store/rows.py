@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..resources.base import ResourceState
-from .base import EventRecord, HookRecord, RevisionRecord, StackRecord, StoredResource
+from .base import (
+    EventRecord,
+    HookRecord,
+    KeyringRecord,
+    RevisionRecord,
+    StackRecord,
+    StoredResource,
+)
 
 Row = Mapping[str, Any]
 Decode = Callable[[Any], Any]
@@ -86,3 +93,7 @@ def event_record(row: Row) -> EventRecord:
 def hook_record(row: Row) -> HookRecord:
     return HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
                       row["status"], row["created"])
+
+
+def keyring_record(row: Row) -> KeyringRecord:
+    return KeyringRecord(row["stack_id"], row["salt"], row["key_check"], row["secrets"], row["updated"])

@@ -22,19 +22,28 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StackLocked, StackNotFound, StoreError
+from ..secrets import new_salt
 from ..resources.base import ResourceState
 from .base import (
     EventRecord,
     HookRecord,
+    KeyringRecord,
     RevisionRecord,
     StackRecord,
     Store,
     StoredResource,
     utc_now,
 )
-from .rows import event_record, hook_record, revision_record, stack_record, stored_resource
+from .rows import (
+    event_record,
+    hook_record,
+    keyring_record,
+    revision_record,
+    stack_record,
+    stored_resource,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,6 +120,13 @@ CREATE TABLE IF NOT EXISTS hooks (
     created TEXT NOT NULL,
     PRIMARY KEY (stack_id, resource_name, hook, revision)
 );
+CREATE TABLE IF NOT EXISTS stack_keys (
+    stack_id TEXT PRIMARY KEY,
+    salt TEXT NOT NULL,
+    key_check TEXT NOT NULL,
+    secrets TEXT NOT NULL DEFAULT '',
+    updated TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS locks (
     stack_name TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
@@ -186,9 +202,12 @@ class SqliteStore(Store):
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
             db.executescript(_SCHEMA)
+            # The tables above are created when missing, so an older file is at
+            # this version now (2: the stack_keys table of secrets).
             db.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
+                " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
+                (str(SCHEMA_VERSION), SCHEMA_VERSION),
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
@@ -442,6 +461,21 @@ class SqliteStore(Store):
             (stack_id, status, status),
         )
         return [hook_record(row) for row in rows]
+
+    # -- secrets --------------------------------------------------------------------
+    def store_salt(self) -> str:
+        self._write("INSERT OR IGNORE INTO meta(key, value) VALUES ('secrets_salt', ?)", (new_salt(),))
+        return self._read("SELECT value FROM meta WHERE key = 'secrets_salt'")[0]["value"]
+
+    def keyring(self, stack_id: str) -> KeyringRecord | None:
+        rows = self._read("SELECT * FROM stack_keys WHERE stack_id = ?", (stack_id,))
+        return keyring_record(rows[0]) if rows else None
+
+    def save_keyring(self, record: KeyringRecord) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO stack_keys VALUES (?, ?, ?, ?, ?)",
+            (record.stack_id, record.salt, record.key_check, record.secrets, record.updated or utc_now()),
+        )
 
     # -- events ---------------------------------------------------------------------
     def add_event(

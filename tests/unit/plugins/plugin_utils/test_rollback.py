@@ -5,6 +5,7 @@ with real files on disk (Hotplay::Local::File) as the physical resources."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import textwrap
@@ -18,6 +19,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
     RollbackRequest,
     rollback_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.inputs import hidden_digest
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import StoreKey, StoreKeyError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import SealedStore, sealed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 # A file replaced when its name changes, an in-place content, and a test resource
@@ -225,25 +229,60 @@ def test_retrying_a_failed_rollback_keeps_its_target_and_previews_skip(stack):
     assert unknown["failed"] and "does not have: no_such_resource" in unknown["msg"]
 
 
-def test_hidden_parameters_must_be_given_again_to_roll_back(store, tmp_path):
+SECRET_TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      password: {type: string, hidden: true, default: public-default}
+      size: {type: string, default: "1"}
+    resources:
+      r:
+        type: OS::Heat::TestResource
+        properties: {value: {list_join: [":", [{get_param: password}, {get_param: size}]]}}
+    """
+
+
+def test_a_rollback_opens_hidden_values_with_the_store_key(tmp_path):
     template = tmp_path / "secret.yaml"
-    template.write_text(textwrap.dedent("""\
-        heat_template_version: 2018-08-31
-        parameters:
-          password: {type: string, hidden: true}
-          size: {type: number, default: 1}
-        resources:
-          r:
-            type: OS::Heat::TestResource
-            properties: {value: {get_param: size}}
-        """))
+    template.write_text(textwrap.dedent(SECRET_TEMPLATE))
+    path = str(tmp_path / "keyed.db")
+
+    def keyed(key: str | None) -> SealedStore:
+        return sealed(SqliteStore(path), StoreKey(key) if key else None)
+
     for size in (1, 2):
-        apply_stack(store, ApplyRequest(name="h", template=str(template),
-                                        parameters={"password": "s3cret", "size": size}), "t")
-    refused = rollback_stack(store, RollbackRequest(name="h"), "t").as_dict()
-    assert refused["failed"] and "hidden parameters are not kept in the store" in refused["msg"]
+        request = ApplyRequest(name="h", template=str(template),
+                               parameters={"password": "s3cret-pw", "size": str(size)})
+        apply_stack(keyed("k1"), request, "t")
+    without_key = keyed(None)
+    with pytest.raises(StoreKeyError, match="stack h keeps secrets in the store; .*HOTPLAY_STORE_KEY"):
+        rollback_stack(without_key, RollbackRequest(name="h"), "t")
+    with pytest.raises(StoreKeyError, match="the store key does not open stack h's secrets"):
+        rollback_stack(keyed("wrong"), RollbackRequest(name="h"), "t")
+    rolled = rollback_stack(keyed("k1"), RollbackRequest(name="h"), "t")  # nothing given again
+    assert rolled.stack.stack_status == "ROLLBACK_COMPLETE", rolled.stack.status_reason
+    values = {s.state.name: s.state.properties["value"] for s in keyed("k1").resources(rolled.stack.id)}
+    assert values == {"r": "s3cret-pw:1"}
+    assert not any(b"s3cret-pw" in f.read_bytes() for f in tmp_path.glob("keyed.db*"))
+
+
+def test_revisions_that_kept_digests_still_need_the_hidden_values(store, tmp_path):
+    """Revisions recorded before secrets were encrypted hold a salted digest."""
+    template = tmp_path / "secret.yaml"
+    template.write_text(textwrap.dedent(SECRET_TEMPLATE))
+    keyed = sealed(store, StoreKey("k1"))
+    for size in (1, 2):
+        apply_stack(keyed, ApplyRequest(name="h", template=str(template), parameters={"size": str(size)}), "t")
+    stack = keyed.find_stack("h")
+    old_style = json.dumps(hidden_digest(stack.id, "password", "older-secret"))
+    store._write(  # pylint: disable=protected-access
+        "UPDATE revisions SET definition = json_set(json_set(json_remove(definition, '$.hidden'),"
+        " '$.parameters.password', json(?)), '$.effective_parameters.password', json(?))",
+        (old_style, old_style))
+    refused = rollback_stack(keyed, RollbackRequest(name="h"), "t").as_dict()
+    assert refused["failed"] and "recorded before secrets were encrypted" in refused["msg"]
     assert "password" in refused["msg"]
-    wrong = rollback_stack(store, RollbackRequest(name="h", parameters={"password": "nope"}), "t")
+    wrong = rollback_stack(keyed, RollbackRequest(name="h", parameters={"password": "nope"}), "t")
     assert wrong.failed and "hidden parameters" in wrong.msg
-    rolled = rollback_stack(store, RollbackRequest(name="h", parameters={"password": "s3cret"}), "t")
+    rolled = rollback_stack(keyed, RollbackRequest(name="h", parameters={"password": "older-secret"}), "t")
     assert rolled.stack.stack_status == "ROLLBACK_COMPLETE"
+    assert not any(b"older-secret" in f.read_bytes() for f in tmp_path.glob("store.db*"))
