@@ -180,3 +180,58 @@ def test_the_postgres_schema_gains_the_keyring_table(pg_url):
     assert upgraded.schema_version() == 2 and upgraded.keyring("nothing") is None
     assert upgraded.store_salt() == upgraded.store_salt()  # made once, then fixed
     upgraded.close()
+
+
+def test_store_copy_carries_a_stacks_secrets_to_a_store_with_another_salt(tmp_path: Path, pg_url):
+    """hotplay.stacks.store_copy: rows as stored, the keyring with them; each store
+    keeps its own salt for new keyrings, and the copy opens with the same key."""
+    import textwrap  # pylint: disable=import-outside-toplevel
+
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (  # pylint: disable=import-outside-toplevel
+        ApplyRequest,
+        apply_stack,
+    )
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store_copy import (  # pylint: disable=import-outside-toplevel
+        CopyRequest,
+        copy_stacks,
+    )
+
+    template = tmp_path / "t.yaml"
+    template.write_text(textwrap.dedent("""\
+        heat_template_version: 2018-08-31
+        parameters:
+          pw: {type: string, hidden: true}
+        resources:
+          r: {type: OS::Heat::TestResource, properties: {value: {get_param: pw}}}
+        outputs:
+          out: {value: {get_attr: [r, output]}}
+        """))
+    source, target = open_store(f"sqlite:///{tmp_path}/a.db"), open_store(pg_url)
+    for store, name in ((source, "web"), (target, "mine")):  # both stores make their salt
+        request = ApplyRequest(name=name, template=str(template), parameters={"pw": SECRET})
+        assert not apply_stack(sealed(store, KEY), request, "t").failed
+    assert source.store_salt() != target.store_salt()
+    copy_stacks(source, target, CopyRequest(stacks=["web"]), "copier")
+    assert SECRET not in _raw_text(target)
+    opened = sealed(target, KEY)
+    stack = opened.find_stack("web")
+    opened.unlock("web", stack, run=True)
+    assert stack.outputs == {"out": SECRET}
+    again = apply_stack(opened, ApplyRequest(name="web", template=str(template), parameters={"pw": SECRET}), "t")
+    assert again.changed is False  # the same keyed digest in the target: nothing to do
+    with pytest.raises(StoreKeyError, match="does not open stack web's secrets"):
+        sealed(target, StoreKey("wrong")).unlock("web", stack, run=False)
+    source.close()
+    target.close()
+
+
+def test_an_older_sqlite_file_gains_the_keyring_table_and_says_so(tmp_path: Path):
+    old = SqliteStore(str(tmp_path / "old.db"))
+    old._write("DROP TABLE stack_keys")  # pylint: disable=protected-access
+    old._write("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # pylint: disable=protected-access
+    old.close()
+    reopened = SqliteStore(str(tmp_path / "old.db"))
+    assert reopened.stored_rows("meta", "key", ["schema_version"])[0]["value"] == "2"
+    assert reopened.keyring("nothing") is None
+    reopened.close()
