@@ -1,4 +1,3 @@
-#!/usr/bin/python
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MOCK openstack.cloud.subnet for hotplay.stacks' tests (see module_utils/mock_cloud.py)."""
