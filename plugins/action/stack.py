@@ -65,6 +65,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     },
     "wait_for_hooks": {"type": "int", "default": 0},
     "lock_timeout": {"type": "int", "default": 0},
+    "file_roots": {"type": "list", "elements": "path", "default": []},
 }
 
 
@@ -136,6 +137,7 @@ class ActionModule(ActionBase):
             wait_for_hooks=args["wait_for_hooks"],
             host=host,
             lock_timeout=args["lock_timeout"],
+            file_roots=[self._local_path(p) for p in args["file_roots"]],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

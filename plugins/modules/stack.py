@@ -81,7 +81,8 @@ options:
         looked up as Ansible looks up files (the role's files, then the playbook's
         directory).
       - Files that the template references (C(get_file), provider templates) are
-        looked up relative to the template's directory.
+        looked up relative to the template's directory, and read only from inside
+        that directory tree or O(file_roots); see O(file_roots).
       - Required when O(state=present), except for a PATCH update (O(existing=true))
         of a stack that exists, which keeps the stored template when none is given.
     type: path
@@ -93,6 +94,21 @@ options:
       - C(hotplay.stacks.openstack) names the environment shipped in this collection
         that maps C(OS::Nova::Server), C(OS::Neutron::*) and C(OS::Cinder::*) types
         onto C(openstack.cloud) modules (see the collection's docs/openstack.md).
+    type: list
+    elements: path
+    default: []
+  file_roots:
+    description:
+      - Directories on the controller, besides the template's own directory tree,
+        from which C(get_file) and provider templates may be read.
+      - Without them, a reference that leaves the template's directory (with
+        C(..), an absolute path or a symbolic link that points outside) fails
+        validation, naming the file and the place of the reference; URLs are
+        never read.
+      - Provider templates named by an environment file's C(resource_registry)
+        may also be read from that environment file's directory tree.
+      - Relative paths are looked up as for O(template).
+      - See C(docs/security.md) in the collection.
     type: list
     elements: path
     default: []

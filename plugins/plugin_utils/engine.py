@@ -75,6 +75,9 @@ class ApplyRequest:
     wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
     host: Any = None  # the play host deployments run on (HostContext)
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+    # Directories besides the template's (and an environment's) own tree that
+    # get_file and provider templates may read from.
+    file_roots: Sequence[str] = ()
 
 
 @dataclass
@@ -132,10 +135,11 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     store.unlock(request.name, existing, run=True)
     last = _last_revision(store, existing)
     if request.existing and last is not None:
-        inputs = patched_inputs(last, request.template, request.environment)
+        inputs = patched_inputs(last, request.template, request.environment, request.file_roots)
         given = patched_parameters(last, request.parameters, request.clear_parameters)
     elif request.template:
-        inputs, given = load_inputs(request.template, request.environment), dict(request.parameters)
+        inputs = load_inputs(request.template, request.environment, request.file_roots)
+        given = dict(request.parameters)
     else:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     stack_id = existing.id if existing else str(uuid.uuid4())

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import urlparse
 
 from .errors import TemplateError
-from .template.loader import decode, load_yaml
+from .template.loader import Unreadable, decode, load_provider, load_yaml, read_regular
 from .parameters import (
     BOOLEAN, JSON, LIST, NUMBER, STRING, ParameterSchema, _Invalid, str_to_num,
 )
@@ -100,10 +100,9 @@ EMPTY_ENVIRONMENT = Environment()
 
 def _read(path: str) -> str:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        raise TemplateError(MESSAGES["unreadable"] % exc.strerror, source=path) from None
+        raw = read_regular(path)
+    except Unreadable as why:
+        raise TemplateError(MESSAGES["unreadable"] % why, source=path) from None
     return decode(raw, path)
 
 
@@ -157,32 +156,58 @@ def load_environment(path: str) -> tuple[Environment, dict[str, str]]:
     return environment, referenced_files(snippet, os.path.dirname(os.path.abspath(path)))
 
 
+def read_environment(path: str, roots: Sequence[str] = ()) -> tuple[Environment, dict[str, str]]:
+    """One environment file and the texts of the provider templates it names
+    (with the files they use), keyed as written.
+
+    Those files are read only inside the environment file's directory tree and
+    ``roots`` (the template's directory and the task's ``file_roots``).
+    """
+    environment = parse_environment(_load_yaml(_read(path), path), path)
+    env_dir = os.path.dirname(os.path.abspath(path))
+    allowed = (env_dir, *roots)
+    files: dict[str, str] = {}
+    for written, target, doc_path in registry_references(environment.registry.as_dict(), env_dir):
+        if written not in files:
+            files.update(load_provider(written, target, allowed, path, doc_path))
+    return environment, files
+
+
 def referenced_files(registry: Mapping[str, Any], base_dir: str) -> dict[str, str]:
-    """Provider template files a ``resource_registry`` section names.
+    """Provider template files a ``resource_registry`` section names, keyed as written."""
+    return {written: target for written, target, _path in registry_references(registry, base_dir)}
+
+
+def registry_references(
+    registry: Mapping[str, Any], base_dir: str
+) -> Iterator[tuple[str, str, str]]:
+    """``(as written, path or URL to read, place in the file)`` of each provider
+    template a ``resource_registry`` section names.
 
     heatclient collects the top level and each ``resources.<name>`` level and
     skips ``base_url``, ``hooks``, ``restricted_actions`` and type names; the
     engine treats only ``.yaml``/``.template`` values as templates, so only those
     are collected here (at any depth of ``resources``, which nested stacks use).
     """
-    files: dict[str, str] = {}
     base = registry.get(BASE_URL) or base_dir
-    for key, value, level_base in _registry_values(registry, base):
+    for key, value, level_base, doc_path in _registry_values(registry, base, RESOURCE_REGISTRY):
         if key not in (BASE_URL, HOOKS, RESTRICTED) and is_template_name(value):
-            files[value] = _resolve_reference(value, level_base)
-    return files
+            yield value, _resolve_reference(value, level_base), doc_path
 
 
-def _registry_values(level: Mapping[str, Any], base: str) -> Iterator[tuple[str, Any, str]]:
+def _registry_values(
+    level: Mapping[str, Any], base: str, path: str
+) -> Iterator[tuple[str, Any, str, str]]:
     for key, value in level.items():
+        here = f"{path}.{key}"
         if key == RESOURCES and isinstance(value, Mapping):
-            for entry in value.values():
+            for name, entry in value.items():
                 if isinstance(entry, Mapping):
-                    yield from _registry_values(entry, entry.get(BASE_URL) or base)
+                    yield from _registry_values(entry, entry.get(BASE_URL) or base, f"{here}.{name}")
         elif isinstance(value, Mapping):
-            yield from _registry_values(value, base)
+            yield from _registry_values(value, base, here)
         else:
-            yield key, value, base
+            yield key, value, base, here
 
 
 def _resolve_reference(value: str, base: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,13 +22,13 @@ from typing import Any
 from .environment import (
     EMPTY_ENVIRONMENT,
     Environment,
-    load_environment,
     merge_environments,
     parse_environment,
+    read_environment,
 )
-from .errors import StackValidationFailed, TemplateError
+from .errors import StackValidationFailed
 from .store.base import RevisionRecord
-from .template.loader import TemplateSource, decode, load_template, load_yaml
+from .template.loader import TemplateSource, decode, load_template, load_yaml, read_regular
 
 HIDDEN_MARK = "__hidden_sha256__"
 
@@ -52,50 +53,43 @@ class LoadedInputs:
     environment_texts: tuple[tuple[str, str], ...]
 
 
-def load_inputs(template: str, environment_paths: Sequence[str]) -> LoadedInputs:
-    """Read the template, its files and the environment files (merged in order)."""
-    source = load_template(template)
+def load_inputs(template: str, environment_paths: Sequence[str],
+                file_roots: Sequence[str] = ()) -> LoadedInputs:
+    """Read the template, its files and the environment files (merged in order).
+
+    Files are read only inside the template's directory tree, ``file_roots``, and
+    for the provider templates an environment names, the environment's directory.
+    """
+    source = load_template(template, file_roots)
+    roots = (os.path.dirname(os.path.abspath(template)), *file_roots)
     environments: list[Environment] = []
     files: dict[str, str] = dict(source.files)
     texts: list[tuple[str, str]] = []
     for path in environment_paths:
-        environment, provider_paths = load_environment(path)
+        environment, provider_files = read_environment(path, roots)
         environments.append(environment)
-        files.update(_provider_files(path, provider_paths))
-        with open(path, "rb") as handle:
-            texts.append((path, decode(handle.read(), path)))
+        files.update(provider_files)
+        texts.append((path, _environment_text(path)))
     merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
     return LoadedInputs(source, merged, files, tuple(texts))
 
 
-def _provider_files(env_path: str, provider_paths: Mapping[str, str]) -> dict[str, str]:
-    """Provider templates an environment maps types to (keyed as written there),
-    with the files they reference in turn."""
-    files: dict[str, str] = {}
-    for key, path in provider_paths.items():
-        if "://" in path:
-            raise TemplateError(
-                f"provider template {key!r} is a URL: only files next to the environment are allowed",
-                source=env_path, path="resource_registry",
-            )
-        provider = load_template(path)
-        files.update(provider.files)
-        with open(path, "rb") as handle:
-            files[key] = decode(handle.read(), path)
-    return files
+def _environment_text(path: str) -> str:
+    return decode(read_regular(path), path)
 
 
 def patched_inputs(
-    last: RevisionRecord, template: str | None, environment_paths: Sequence[str]
+    last: RevisionRecord, template: str | None, environment_paths: Sequence[str],
+    file_roots: Sequence[str] = (),
 ) -> LoadedInputs:
     """A PATCH update: the stored template unless a new one is given; the stored
     environments with the new ones merged on top (Heat's ``existing: true``)."""
     stored = last.definition
     if template:
-        fresh = load_inputs(template, environment_paths)
+        fresh = load_inputs(template, environment_paths, file_roots)
         source, files = fresh.source, {**stored.get("files", {}), **fresh.files}
     else:
-        fresh = load_inputs_from_envs(environment_paths)
+        fresh = load_inputs_from_envs(environment_paths, file_roots)
         files = {**stored.get("files", {}), **fresh.files}
         source = TemplateSource(stored["template_path"], stored["template"], files)
     texts = tuple((name, text) for name, text in stored.get("environment", [])) + fresh.environment_texts
@@ -104,15 +98,14 @@ def patched_inputs(
     return LoadedInputs(source, merged, files, texts)
 
 
-def load_inputs_from_envs(environment_paths: Sequence[str]) -> LoadedInputs:
+def load_inputs_from_envs(environment_paths: Sequence[str],
+                          file_roots: Sequence[str] = ()) -> LoadedInputs:
     """Only environments (a PATCH that keeps the stored template)."""
     files: dict[str, str] = {}
     texts: list[tuple[str, str]] = []
     for path in environment_paths:
-        provider_paths = load_environment(path)[1]
-        files.update(_provider_files(path, provider_paths))
-        with open(path, "rb") as handle:
-            texts.append((path, decode(handle.read(), path)))
+        files.update(read_environment(path, file_roots)[1])
+        texts.append((path, _environment_text(path)))
     empty = TemplateSource("", {}, {})
     return LoadedInputs(empty, EMPTY_ENVIRONMENT, files, tuple(texts))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,10 +49,25 @@ _PLAIN_TAGS: dict[str, str] = {}
 _PLAIN_TAGS_MAX = 100_000
 
 
+class _TooManyNodes(Exception):
+    """The document has more values than MAX_NODES before aliases are expanded."""
+
+
 class _Loader(_SafeLoader):  # type: ignore[misc, valid-type]
-    """Safe YAML with every scalar tagged str or timestamp read as a string."""
+    """Safe YAML with every scalar tagged str or timestamp read as a string.
+
+    The composer asks ``resolve`` for the tag of every node it builds (but the
+    explicitly tagged ones), so counting there stops a document of millions of
+    tiny values before its node tree costs gigabytes (a 6 MB flow sequence is
+    3 million nodes).
+    """
+
+    nodes = 0
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _TooManyNodes()
         if kind is not yaml.ScalarNode or implicit != (True, False):
             return super().resolve(kind, value, implicit)
         tag = _PLAIN_TAGS.get(value)
@@ -93,7 +109,9 @@ def load_yaml(text: str, source: str) -> Any:
     try:
         data = _parse(text)
     except RecursionError:
-        raise _too_deep(source) from None
+        raise _too_deep(source, "") from None
+    except _TooManyNodes:
+        raise _too_many(source, "", aliases=False) from None
     except yaml.YAMLError as exc:
         raise TemplateError(_yaml_error(exc), source=source) from None
     data = {} if data is None else data
@@ -119,42 +137,71 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     return f"Error parsing template: {where}{detail}"
 
 
-def _too_deep(source: str) -> TemplateError:
+def _too_deep(source: str, path: str) -> TemplateError:
     return TemplateError(
-        f"Template is nested deeper than the maximum of {MAX_DEPTH} levels", source=source
+        f"Template is nested deeper than the maximum of {MAX_DEPTH} levels",
+        source=source, path=_short(path),
     )
 
 
+def _too_many(source: str, path: str, aliases: bool) -> TemplateError:
+    how = " once YAML aliases are expanded" if aliases else ""
+    return TemplateError(
+        f"Template has more than the maximum of {MAX_NODES} values{how}",
+        source=source, path=_short(path),
+    )
+
+
+def _short(path: str, limit: int = 120) -> str:
+    """A document path fit for a message (a deep one is cut, marked with ...)."""
+    return path if len(path) <= limit else path[:limit] + "..."
+
+
+# Where a node is, as (where its parent is, its key or index): built for every
+# node, spelled out only for the one an error names.
+_Place = tuple[Any, Any] | None
+
+
+def _spelled(place: _Place) -> str:
+    keys: list[Any] = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path += f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
+    return path
+
+
 def _check_bounds(data: Any, source: str) -> None:
-    """Refuse documents too deep, too large once aliases are expanded, or cyclic."""
+    """Refuse documents too deep, too large once aliases are expanded, or cyclic.
+
+    Sizes are counted once per shared (aliased) node, so a "billion laughs"
+    document is refused in time proportional to its text, at the place where the
+    expansion first grows past the limit.
+    """
     sizes: dict[int, int] = {}
     in_progress: set[int] = set()
 
-    def size(node: Any, depth: int) -> int:
+    def size(node: Any, depth: int, place: _Place) -> int:
         if not isinstance(node, (dict, list)):
             return 1
         if depth > MAX_DEPTH:
-            raise _too_deep(source)
+            raise _too_deep(source, _spelled(place))
         key = id(node)
         if key in in_progress:
-            raise TemplateError("Template contains a recursive YAML alias", source=source)
+            raise TemplateError("Template contains a recursive YAML alias", source=source,
+                                path=_short(_spelled(place)))
         if key not in sizes:
             in_progress.add(key)
-            children = node.values() if isinstance(node, dict) else node
-            sizes[key] = 1 + sum(size(child, depth + 1) for child in children)
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            sizes[key] = 1 + sum(size(child, depth + 1, (place, name)) for name, child in items)
             in_progress.discard(key)
         if sizes[key] > MAX_NODES:
-            raise TemplateError(
-                f"Template expands to more than {MAX_NODES} values (YAML aliases)",
-                source=source,
-            )
+            raise _too_many(source, _spelled(place), aliases=True)
         return sizes[key]
 
-    total = size(data, 0)
-    if total > MAX_NODES:  # many shared aliases, each small
-        raise TemplateError(
-            f"Template expands to more than {MAX_NODES} values (YAML aliases)", source=source
-        )
+    size(data, 0, None)
 
 
 def decode(raw: bytes, source: str) -> str:
@@ -180,22 +227,68 @@ def parse_template_text(text: str, source: str) -> dict:
 
 
 def load_template(path: str, allowed_roots: Sequence[str] = ()) -> TemplateSource:
-    """Read ``path`` and collect every file it (and its provider templates) use."""
+    """Read ``path`` and collect every file it (and its provider templates) use.
+
+    Files are read only inside the template's directory tree and ``allowed_roots``.
+    """
     data = parse_template_text(decode(_read(path, path, ""), path), path)
     collector = _Collector(path, allowed_roots)
     collector.collect(path, data)
     return TemplateSource(path=path, data=data, files=collector.files)
 
 
+def load_provider(
+    written: str, target: str, roots: Sequence[str], source: str, doc_path: str
+) -> dict[str, str]:
+    """A provider template an environment names (``written``, found at ``target``)
+    and the files it uses in turn, keyed as written; read only inside ``roots``.
+
+    ``source`` and ``doc_path`` say where the environment names it, for messages.
+    """
+    if is_url(target):  # ``file://`` URLs arrive here as paths
+        raise _unreadable(written, "URLs are not read", source, doc_path)
+    real = Roots(roots).confine(target, written, source, doc_path)
+    text = decode(_read(real, source, doc_path, written), real)
+    data = parse_template_text(text, real)
+    collector = _Collector(real, roots)
+    collector.collect(real, data)
+    return {**collector.files, written: text}
+
+
+class Unreadable(Exception):
+    """A file that cannot be read; the text says why."""
+
+
+def read_regular(path: str) -> bytes:
+    """The bytes of a regular file of at most MAX_TEMPLATE_SIZE bytes.
+
+    Opened without blocking, so a FIFO named by a hostile template cannot hang
+    the run; devices and directories are refused the same way.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file")
+        if info.st_size > MAX_TEMPLATE_SIZE:
+            raise Unreadable(f"its size ({info.st_size} bytes) exceeds the maximum allowed "
+                             f"size ({MAX_TEMPLATE_SIZE} bytes)")
+        return handle.read(MAX_TEMPLATE_SIZE + 1)
+
+
 def _read(path: str, source: str, doc_path: str, written: str | None = None) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
+        return read_regular(path)
+    except Unreadable as why:
         name = written if written is not None else path
-        raise TemplateError(
-            f"Could not fetch contents for {name}: {exc.strerror}", source=source, path=doc_path
-        ) from None
+        raise _unreadable(name, str(why), source, doc_path) from None
+
+
+def _unreadable(name: str, why: str, source: str, doc_path: str) -> TemplateError:
+    return TemplateError(f"Could not fetch contents for {name}: {why}", source=source, path=doc_path)
 
 
 def references(data: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
@@ -214,13 +307,37 @@ def references(data: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
             yield from references(item, f"{path}[{index}]")
 
 
+def is_url(value: str) -> bool:
+    """A reference with a scheme and ``://`` (http, https, ftp, file ...)."""
+    return bool(urlparse(value).scheme) and "://" in value
+
+
+class Roots:
+    """The directories files may be read from: no path may leave them, neither
+    with ``..`` nor through a symbolic link (real paths are compared)."""
+
+    def __init__(self, roots: Sequence[str]) -> None:
+        self.paths = [os.path.abspath(r) for r in roots]
+        self.real_paths = [os.path.realpath(r) for r in self.paths]
+
+    def confine(self, path: str, written: str, source: str, doc_path: str) -> str:
+        """The real path of ``path`` (absolute, or relative to the working
+        directory), refused when it leaves the roots."""
+        joined = os.path.normpath(os.path.abspath(path))
+        real = os.path.realpath(joined)
+        if not (_inside(joined, self.paths) and _inside(real, self.real_paths)):
+            raise _unreadable(
+                written, "the file is outside the template's directory and the allowed roots "
+                f"({', '.join(self.paths)})", source, doc_path)
+        return real
+
+
 class _Collector:
     """Walks a template and the templates it references, reading each file once."""
 
     def __init__(self, top: str, allowed_roots: Sequence[str]) -> None:
         top_dir = os.path.dirname(os.path.abspath(top))
-        self.roots = [top_dir, *(os.path.abspath(r) for r in allowed_roots)]
-        self.real_roots = [os.path.realpath(r) for r in self.roots]
+        self.roots = Roots([top_dir, *allowed_roots])
         self.files: dict[str, str] = {}
         self.origin: dict[str, str] = {}  # key -> real path it was read from
         self.visited: set[str] = {os.path.realpath(top)}
@@ -240,16 +357,15 @@ class _Collector:
                 path=doc_path,
             )
         raw = _read(real, source, doc_path, value)
-        nested = self._as_template(raw, real, source, doc_path, is_template)
+        nested = self._as_template(raw, real, is_template)
         self.files[value] = nested[0] if nested else _file_text(raw)
         self.origin[value] = real
         if nested and real not in self.visited:
             self.visited.add(real)
             self.collect(os.path.join(os.path.dirname(source), value), nested[1])
 
-    def _as_template(
-        self, raw: bytes, real: str, source: str, doc_path: str, is_template: bool
-    ) -> tuple[str, dict] | None:
+    @staticmethod
+    def _as_template(raw: bytes, real: str, is_template: bool) -> tuple[str, dict] | None:
         """The text and data of a template file; None for other files.
 
         A provider template must parse; a ``get_file`` target is followed only when
@@ -267,26 +383,10 @@ class _Collector:
 
     def _resolve(self, source: str, value: str, doc_path: str) -> str:
         """The real path of a reference, refused when it leaves the roots."""
-        if urlparse(value).scheme and "://" in value:
-            raise self._refused(source, value, doc_path, "URLs are not read")
+        if is_url(value):
+            raise _unreadable(value, "URLs are not read", source, doc_path)
         base = os.path.dirname(os.path.abspath(source))
-        joined = os.path.normpath(os.path.join(base, value))
-        real = os.path.realpath(joined)
-        # Both tests: ``..`` may not climb out, and no symlink may lead out.
-        if not (_inside(joined, self.roots) and _inside(real, self.real_roots)):
-            raise self._refused(
-                source,
-                value,
-                doc_path,
-                "the file is outside the template's directory and the allowed roots",
-            )
-        return real
-
-    @staticmethod
-    def _refused(source: str, value: str, doc_path: str, why: str) -> TemplateError:
-        return TemplateError(
-            f"Could not fetch contents for {value}: {why}", source=source, path=doc_path
-        )
+        return self.roots.confine(os.path.join(base, value), value, source, doc_path)
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
