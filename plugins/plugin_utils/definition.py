@@ -34,6 +34,9 @@ from .template.loader import TemplateSource, load_yaml
 DELETION_POLICIES = {"delete": "Delete", "retain": "Retain", "snapshot": "Snapshot"}
 PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
 PROVIDER_SUFFIXES = (".yaml", ".yml", ".template", ".json")
+# Heat's [DEFAULT] max_nested_stack_depth: a provider template that uses itself
+# (directly or through others) stops here instead of nesting forever.
+MAX_NESTED_DEPTH = 5
 
 
 @dataclass(frozen=True)
@@ -247,6 +250,8 @@ class StackDefinition:
         self._conditions: dict[str, bool] = {}
         self._evaluating: list[str] = []
         try:
+            if len(identity.path) > MAX_NESTED_DEPTH:
+                raise StackValidationFailed(f"Recursion depth exceeds {MAX_NESTED_DEPTH}.")
             self._build(given_parameters)
         except HotplayError as error:
             raise error.located(source.path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdentity, handler_for
-from .errors import HotplayError
+from .errors import HotplayError, StackValidationFailed, TemplateError
 from .functions.base import resolve
 from .graph import topological_order
 from .resources.base import Resource, ResourceState
@@ -320,19 +320,29 @@ class _Previewer:
         if action in ("updated", "unchanged") and record is not None and record.nested_stack_id:
             child_stack = self.store.get_stack(record.nested_stack_id)
         handler.bind_current(record if action != "added" else None)
-        child = self._child_definition(name, handler, after, child_stack)
-        if child is None:
-            return
-        from .stack_run import StackRun
+        try:
+            child = self._child_definition(name, handler, after, child_stack)
+            if child is None:
+                return
+            from .stack_run import StackRun
 
-        record_for_child = child_stack or _unsaved_stack(child.identity)
-        run = StackRun(self.store, record_for_child, lambda event: None,
-                       path=self.stack_run.path + (name,), options=self.stack_run.options)
-        run.definition = child
-        run.keep_hidden_secret(child)
-        nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
-        nested.accepted = self.accepted
-        nested.walk()
+            record_for_child = child_stack or _unsaved_stack(child.identity)
+            run = StackRun(self.store, record_for_child, lambda event: None,
+                           path=self.stack_run.path + (name,), options=self.stack_run.options)
+            run.definition = child
+            run.keep_hidden_secret(child)
+            nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
+            nested.accepted = self.accepted
+            nested.walk()
+        except TemplateError as error:
+            # Heat validates nested stacks with their parent (StackResource.
+            # validate_nested_stack) and names the place as it does:
+            # resources.web<web.yaml>.resources.server...
+            inside = f"resources.{name}<{getattr(handler, 'template_key', 'nested_stack')}>"
+            raise StackValidationFailed(
+                error.message, source=self.definition.source.path,
+                path=f"{inside}.{error.path}" if error.path else inside,
+            ) from None
 
     def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
                           child_stack: StackRecord | None) -> StackDefinition | None:
@@ -346,9 +356,12 @@ class _Previewer:
         )
         try:
             return StackDefinition(
-                handler.child_template(after), parent.environment.for_nested(name, parent.resources[name].type),
+                handler.child_template(after),
+                parent.environment.for_nested(name, parent.resources[name].type),
                 handler.child_parameters(after), identity, files=parent.files,
             )
+        except TemplateError:
+            raise  # the template is wrong: said now, before anything is written
         except HotplayError:
             return None  # the apply will report it where it happens
 
