@@ -19,6 +19,7 @@ from .environment import Environment
 from .errors import HotplayError, StackValidationFailed
 from .functions.base import dependencies, resolve
 from .graph import check_acyclic
+from .limits import MAX_NESTED_DEPTH, MAX_RESOURCES_PER_STACK
 from .parameters import (
     Parameters,
     parse_parameter_schemas,
@@ -34,9 +35,6 @@ from .template.loader import TemplateSource, load_yaml
 DELETION_POLICIES = {"delete": "Delete", "retain": "Retain", "snapshot": "Snapshot"}
 PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
 PROVIDER_SUFFIXES = (".yaml", ".yml", ".template", ".json")
-# Heat's [DEFAULT] max_nested_stack_depth: a provider template that uses itself
-# (directly or through others) stops here instead of nesting forever.
-MAX_NESTED_DEPTH = 5
 
 
 @dataclass(frozen=True)
@@ -250,6 +248,7 @@ class StackDefinition:
         self._conditions: dict[str, bool] = {}
         self._evaluating: list[str] = []
         try:
+            # A provider template that uses itself stops here, as in Heat.
             if len(identity.path) > MAX_NESTED_DEPTH:
                 raise StackValidationFailed(f"Recursion depth exceeds {MAX_NESTED_DEPTH}.")
             self._build(given_parameters)
@@ -258,6 +257,11 @@ class StackDefinition:
 
     def _build(self, given_parameters: Mapping[str, Any]) -> None:
         self.template = HotTemplate(self.source)
+        count = len(self.template.resources_section)
+        if count > MAX_RESOURCES_PER_STACK:
+            raise StackValidationFailed(
+                f"The template has {count} resources, more than the maximum of "
+                f"{MAX_RESOURCES_PER_STACK} per stack", path="resources")
         version = self.template.version.key
         self.parameter_schemas = parse_parameter_schemas(
             self.template.parameters_section, self.source.path, version

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import HotplayError, StackValidationFailed
 from ..executor import Paused
 from ..functions.hot import select_path
+from ..limits import MAX_RESOURCES_PER_STACK
 from ..rolling import NEW, batch_members, batches
 from ..template.loader import TemplateSource, load_yaml
 from .base import (
@@ -395,6 +396,11 @@ class ResourceGroup(GroupResource):
         if isinstance(count, int) and count < 0:
             raise StackValidationFailed(f"{count} is out of range (min: 0, max: None)",
                                         path=f"resources.{self.name}.properties.count")
+        if isinstance(count, int) and count > MAX_RESOURCES_PER_STACK:
+            # The group's stack would be built, and walked, before its own check.
+            raise StackValidationFailed(
+                f"{count} is more than the maximum of {MAX_RESOURCES_PER_STACK} resources "
+                "per stack", path=f"resources.{self.name}.properties.count")
 
     def skiplist(self, properties: Mapping[str, Any]) -> set[str]:
         """Member names never to use (Heat's ``name_blacklist``): names and refs the

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import HotplayError
+from ..errors import HotplayError, TemplateError
 from ..functions import base
 from ..functions.base import OMIT, StackContext
 from ..functions.conditions import parse_condition
@@ -27,6 +27,7 @@ class HotTemplate:
         data = source.data
         self.version: HotVersion = version_of(data, source.path)
         validate_structure(data, self.version, source.path)
+        _check_names(data, source.path)
         # Heat: an empty (null) section is the same as an absent one.
         self.description: str = data.get("description") or "No description"
         self.parameters_section: dict = data.get("parameters") or {}
@@ -58,3 +59,24 @@ class HotTemplate:
             return work()
         except HotplayError as error:
             raise error.located(self.source.path) from None
+
+
+# Sections whose keys are names that functions, paths and the store use as text.
+NAMED_SECTIONS = ("parameters", "resources", "outputs", "conditions")
+
+
+def _check_names(data: dict, source: str) -> None:
+    """Names are strings (YAML reads ``no:`` or ``1:`` as a boolean or a number),
+    and resource names hold no ``/``, which separates nested resources in paths
+    (Heat: 'Resource name may not contain "/"')."""
+    for section in NAMED_SECTIONS:
+        for name in data.get(section) or {}:
+            if not isinstance(name, str):
+                kind = {bool: "a boolean", type(None): "null"}.get(type(name), "a number")
+                raise TemplateError(
+                    f"The name {name!r} in the \"{section}\" section is read as {kind}, "
+                    "not a string: names must be strings (quote it)",
+                    source=source, path=f"{section}.{name}")
+            if section == "resources" and "/" in name:
+                raise TemplateError('Resource name may not contain "/"', source=source,
+                                    path=f"resources.{name}")

@@ -18,6 +18,7 @@ import base64
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,16 +27,7 @@ from urllib.parse import urlparse
 import yaml
 
 from ..errors import TemplateError
-
-# Heat's default [DEFAULT] max_template_size is 524288 characters, and its
-# max_resources_per_stack 1000; ours is 20 times larger so that stacks of 10,000
-# resources fit, and still bounds what a hostile document can cost.
-MAX_TEMPLATE_SIZE = 10 * 1024 * 1024
-# Ours: deeper than any real template, far below Python's recursion limit.
-MAX_DEPTH = 100
-# Ours: nodes after expanding YAML aliases (a "billion laughs" document is small
-# on disk and huge once walked).
-MAX_NODES = 1_000_000
+from ..limits import MAX_DEPTH, MAX_NODES, MAX_TEMPLATE_SIZE
 
 PROVIDER_SUFFIXES = (".yaml", ".template")
 
@@ -112,8 +104,12 @@ def load_yaml(text: str, source: str) -> Any:
         raise _too_deep(source, "") from None
     except _TooManyNodes:
         raise _too_many(source, "", aliases=False) from None
+    except yaml.reader.ReaderError as exc:
+        raise TemplateError(_reader_error(exc, text), source=source) from None
     except yaml.YAMLError as exc:
         raise TemplateError(_yaml_error(exc), source=source) from None
+    except ValueError as exc:  # a constructor's int() or float() of a scalar
+        raise TemplateError(_value_error(exc), source=source) from None
     data = {} if data is None else data
     _check_bounds(data, source)
     return data
@@ -135,6 +131,26 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     detail = f"{problem} ({context})" if context else problem
     return f"Error parsing template: {where}{detail}"
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str) -> str:
+    """A character YAML does not allow, at its line and column."""
+    line, column = _line_column(text, exc.position)
+    character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return (f"Error parsing template: line {line}, column {column}: the character "
+            f"#x{character:04x} is not allowed in YAML ({exc.reason})")
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _value_error(exc: ValueError) -> str:
+    if "integer string conversion" in str(exc):
+        return ("Error parsing template: a number has more digits than the maximum of "
+                f"{sys.get_int_max_str_digits()}")
+    return f"Error parsing template: {exc}"
 
 
 def _too_deep(source: str, path: str) -> TemplateError:
@@ -185,6 +201,7 @@ def _check_bounds(data: Any, source: str) -> None:
 
     def size(node: Any, depth: int, place: _Place) -> int:
         if not isinstance(node, (dict, list)):
+            _check_scalar(node, source, place)
             return 1
         if depth > MAX_DEPTH:
             raise _too_deep(source, _spelled(place))
@@ -194,6 +211,9 @@ def _check_bounds(data: Any, source: str) -> None:
                                 path=_short(_spelled(place)))
         if key not in sizes:
             in_progress.add(key)
+            if isinstance(node, dict):
+                for name in node:
+                    _check_scalar(name, source, place)
             items = node.items() if isinstance(node, dict) else enumerate(node)
             sizes[key] = 1 + sum(size(child, depth + 1, (place, name)) for name, child in items)
             in_progress.discard(key)
@@ -204,13 +224,40 @@ def _check_bounds(data: Any, source: str) -> None:
     size(data, 0, None)
 
 
+# What JSON can say: anything else (YAML's !!set, !!omap, !!binary) is refused.
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_scalar(value: Any, source: str, place: _Place) -> None:
+    """A value JSON can hold, and text that is valid Unicode (no lone surrogate,
+    which JSON and YAML escapes can make and no store can write)."""
+    if type(value) is str:  # noqa: E721 - the common case first, and fast
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise TemplateError(
+                    f"Template text is not valid Unicode: a lone surrogate "
+                    f"(\\u{ord(value[exc.start]):04x}) at character {exc.start + 1} of a value",
+                    source=source, path=_short(_spelled(place))) from None
+        return
+    if not isinstance(value, _SCALARS):
+        raise TemplateError(
+            f"Template has a value of YAML type {type(value).__name__}; only JSON's types "
+            "(mapping, list, string, number, boolean, null) are allowed",
+            source=source, path=_short(_spelled(place)))
+
+
 def decode(raw: bytes, source: str) -> str:
     """A template's text; a template that is not UTF-8 is an error naming the file."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise TemplateError(
-            f"Template is not valid UTF-8 text: {exc.reason} at byte {exc.start}",
+            f"Template is not valid UTF-8 text: {exc.reason} at line {line}, column {column} "
+            f"(byte {exc.start})",
             source=source,
         ) from None
 

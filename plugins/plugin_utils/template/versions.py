@@ -302,7 +302,7 @@ def version_of(data: Mapping[str, Any], source: str) -> HotVersion:
     """The version a template declares, with Heat's errors when it does not."""
     cfn_keys = [k for k in ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion") if k in data]
     if VERSION_KEY not in data and not cfn_keys:
-        raise TemplateError("Template format version not found.", source=source)
+        raise TemplateError("Template format version not found.", source=source, path=VERSION_KEY)
     declared = [k for k in (VERSION_KEY, *cfn_keys) if isinstance(data.get(k), str)]
     if len(declared) > 1:
         raise _invalid(f"Ambiguous versions ({', '.join(declared)})", source)
