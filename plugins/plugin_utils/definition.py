@@ -23,6 +23,7 @@ from .limits import MAX_NESTED_DEPTH, MAX_RESOURCES_PER_STACK
 from .parameters import (
     Parameters,
     parse_parameter_schemas,
+    redacted,
     resolve_parameters,
     validate_parameter_groups,
 )
@@ -253,7 +254,16 @@ class StackDefinition:
                 raise StackValidationFailed(f"Recursion depth exceeds {MAX_NESTED_DEPTH}.")
             self._build(given_parameters)
         except HotplayError as error:
-            raise error.located(source.path)
+            raise self._without_hidden_values(error).located(source.path)
+
+    def _without_hidden_values(self, error: HotplayError) -> HotplayError:
+        """Functions and property checks quote the values they were given; a
+        hidden parameter's value must not reach the message."""
+        parameters = getattr(self, "parameters", None)
+        if parameters is not None:
+            hidden = [parameters.values[name] for name in parameters.hidden_names()]
+            error.message = redacted(error.message, hidden)
+        return error
 
     def _build(self, given_parameters: Mapping[str, Any]) -> None:
         self.template = HotTemplate(self.source)

@@ -15,7 +15,7 @@ import json
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
 from .errors import TemplateError
 
@@ -213,10 +213,11 @@ class Constraint:
     kind: ClassVar[str] = "Constraint"
     valid_types: ClassVar[tuple[str, ...]] = ()
 
-    def validate(self, value: Any, ptype: str) -> None:
-        """Raise ``_Invalid`` with the description, or Heat's message."""
+    def validate(self, value: Any, ptype: str, hidden: bool = False) -> None:
+        """Raise ``_Invalid`` with the description, or Heat's message (a hidden
+        parameter's value shown as Heat shows it: ``******``)."""
         if not self._is_valid(value, ptype):
-            raise _Invalid(self.description or self._err_msg(value))
+            raise _Invalid(self.description or self._err_msg(HIDDEN_TEXT if hidden else value))
 
     def _is_valid(self, value: Any, ptype: str) -> bool:
         raise NotImplementedError
@@ -248,6 +249,10 @@ class Length(Range):
 
     def _is_valid(self, value: Any, ptype: str) -> bool:
         return Range._is_valid(self, len(value), ptype)
+
+    def validate(self, value: Any, ptype: str, hidden: bool = False) -> None:
+        # The length is said, never the value: nothing to hide.
+        super().validate(value, ptype)
 
     def _err_msg(self, value: Any) -> str:
         return MESSAGES["length_out_of_range"] % (len(value), self.min, self.max)
@@ -509,12 +514,19 @@ def _validate_default(schema: ParameterSchema, source: str) -> None:
     try:
         value = _default_for_constraints(schema)
     except _Invalid as exc:
-        raise TemplateError(_wrapped(schema.name, str(exc)), source=source, path=path) from None
+        raise _default_error(schema, str(exc), source, path) from None
     try:
         _check_constraints(schema, value, skip_custom=True)
     except _Invalid as exc:
         exp = MESSAGES["invalid_default"] % {"default": schema.default, "exc": exc}
-        raise TemplateError(_wrapped(schema.name, exp), source=source, path=path) from None
+        raise _default_error(schema, exp, source, path) from None
+
+
+def _default_error(schema: ParameterSchema, exp: str, source: str, path: str) -> TemplateError:
+    message = _wrapped(schema.name, exp)
+    if schema.hidden:
+        message = redacted(message, [schema.default])
+    return TemplateError(message, source=source, path=path)
 
 
 def _check_constraints(schema: ParameterSchema, value: Any, skip_custom: bool = False) -> None:
@@ -522,9 +534,41 @@ def _check_constraints(schema: ParameterSchema, value: Any, skip_custom: bool = 
         if skip_custom and isinstance(constraint, CustomConstraint):
             continue
         try:
-            constraint.validate(value, schema.type)
+            constraint.validate(value, schema.type, schema.hidden)
         except TypeError as exc:  # e.g. len() of a number given for a string
             raise _Invalid(str(exc)) from None
+
+
+HIDDEN_TEXT = "******"
+
+
+def redacted(text: str, hidden_values: Iterable[Any]) -> str:
+    """``text`` with every piece of text of the hidden values replaced by ``******``.
+
+    Conversion errors quote what they were given (``invalid literal for int()
+    ... 's3cr3t'``); a value that is a list or mapping is searched leaf by leaf.
+    Pieces shorter than 3 characters are left: they would garble the message
+    and hide nothing.
+    """
+    pieces = sorted({piece for value in hidden_values for piece in _texts(value)
+                     if len(piece) >= 3}, key=len, reverse=True)
+    for piece in pieces:
+        text = text.replace(piece, HIDDEN_TEXT)
+    return text
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+        if not isinstance(value, str):
+            yield json.dumps(value)
 
 
 def parse_parameter_schemas(section: Mapping | None, source: str,
@@ -655,7 +699,9 @@ def _unknown_names(schemas: Mapping[str, ParameterSchema], given: Mapping[str, A
     # alike (both are its user_params); parameter_defaults may name anything.
     for name in list(given) + list(env.parameters):
         if name not in schemas:
-            raise TemplateError(MESSAGES["not_defined"] % {"key": name}, source=source)
+            # The place is the section that does not declare it.
+            raise TemplateError(MESSAGES["not_defined"] % {"key": name}, source=source,
+                                path="parameters")
 
 
 def _pick(name: str, *layers: Mapping[str, Any]) -> Any:
@@ -682,13 +728,14 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
         raw = _pick(name, given, env.parameters, env.parameter_defaults)
         if raw is None:
             raw = schema.default
+        path = f"parameters.{name}"
         if raw is None:
-            raise TemplateError(MESSAGES["not_provided"] % {"key": name}, source=source)
+            raise TemplateError(MESSAGES["not_provided"] % {"key": name}, source=source, path=path)
         try:
             values[name] = _checked(schema, raw)
         except _Invalid as exc:
-            reason = str(exc)
-            if schema.hidden and str(raw):  # Heat's messages quote the value: not this one
-                reason = reason.replace(str(raw), "******")
-            raise TemplateError(_wrapped(name, reason), source=source) from None
+            message = _wrapped(name, str(exc))
+            if schema.hidden:  # Heat's messages quote the value: not this one
+                message = redacted(message, [raw])
+            raise TemplateError(message, source=source, path=path) from None
     return Parameters(values, dict(schemas))
