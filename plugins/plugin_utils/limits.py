@@ -32,3 +32,4 @@ YAQL_SECONDS = 5.0
 YAQL_ADDRESS_SPACE = 512 * 1024 * 1024
 # Parameter constraints: an allowed_pattern gets this long to match a value.
 PATTERN_SECONDS = 2.0
+PATTERN_ADDRESS_SPACE = 256 * 1024 * 1024

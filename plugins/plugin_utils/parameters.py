@@ -11,13 +11,16 @@ Sources of the rules (facts, re-implemented): ``heat/engine/hot/parameters.py``
 
 from __future__ import annotations
 
+import functools
 import json
 import numbers
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
+from .bounded import Exceeded, run_bounded
 from .errors import TemplateError
+from .limits import PATTERN_ADDRESS_SPACE, PATTERN_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - import only for type hints
     from .environment import Environment
@@ -297,11 +300,28 @@ class AllowedPattern(Constraint):
     valid_types = (STRING,)
 
     def _is_valid(self, value: Any, ptype: str) -> bool:
-        match = re.match(self.pattern, value)
-        return match is not None and match.end() == len(value)
+        if not isinstance(value, str):
+            raise TypeError(f"expected string or bytes-like object, got '{type(value).__name__}'")
+        try:
+            return _full_match(self.pattern, value)
+        except Exceeded as exc:
+            # Never the value: it may be hidden.
+            raise _Invalid(f'matching the pattern "{self.pattern}" {exc} '
+                           "(a pattern that backtracks catastrophically?)") from None
 
     def _err_msg(self, value: Any) -> str:
         return MESSAGES["no_match"] % (value, self.pattern)
+
+
+@functools.lru_cache(maxsize=1024)
+def _full_match(pattern: str, value: str) -> bool:
+    """Heat's test (``re.match`` up to the end), with a time limit: a pattern
+    like ``(a+)+$`` takes exponential time on some values."""
+    def matches() -> bool:
+        match = re.match(pattern, value)
+        return match is not None and match.end() == len(value)
+
+    return run_bounded(matches, PATTERN_SECONDS, PATTERN_ADDRESS_SPACE)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,9 @@
 
 The limits are Heat's defaults ([yaql] limit_iterators = 200, memory_quota =
 10000 bytes), so an expression that Heat refuses as too large is refused here too.
+Those do not bound time (``range(0, 10000000000).len()`` counts for hours) nor
+every use of memory, so the expression is evaluated in a forked child with a
+time limit and an address-space budget (``bounded.py``, ``limits.py``).
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from ..bounded import Exceeded, Failed, run_bounded
+from ..limits import YAQL_ADDRESS_SPACE, YAQL_LIMIT_ITERATORS, YAQL_MEMORY_QUOTA, YAQL_SECONDS
 from .base import Function, resolve
 from .hot import HeatFunction
 
-LIMIT_ITERATORS = 200
-MEMORY_QUOTA = 10000
+LIMIT_ITERATORS = YAQL_LIMIT_ITERATORS
+MEMORY_QUOTA = YAQL_MEMORY_QUOTA
 
 _lock = threading.Lock()
 _engine: tuple[Callable[[str], Any], Any] | None = None
@@ -79,6 +84,10 @@ class Yaql(HeatFunction):
         data = resolve(self.args.get("data", {}))
         root = _yaql()[1]
         try:
-            return statement.evaluate({"data": data}, root.create_child_context())
-        except Exception as exc:  # noqa: BLE001 - a user's expression can raise anything
-            raise self.fail(f"{type(exc).__name__}: {exc}") from None
+            return run_bounded(
+                lambda: statement.evaluate({"data": data}, root.create_child_context()),
+                YAQL_SECONDS, YAQL_ADDRESS_SPACE)
+        except Failed as exc:  # a user's expression can raise anything
+            raise self.fail(str(exc)) from None
+        except Exceeded as exc:
+            raise self.fail(f"The expression {exc}.") from None
