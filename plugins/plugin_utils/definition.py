@@ -19,7 +19,7 @@ from .environment import Environment
 from .errors import HotplayError, StackValidationFailed
 from .functions.base import dependencies, resolve
 from .graph import check_acyclic
-from .limits import MAX_NESTED_DEPTH, MAX_RESOURCES_PER_STACK
+from .limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from .parameters import (
     Parameters,
     parse_parameter_schemas,
@@ -190,6 +190,7 @@ class Scope:
         # A preview learns which resources a value read before they are known.
         self.on_unknown: Callable[[str], None] = lambda name: None
         identity = definition.identity
+        self.spent = 0  # characters and items functions produced (see charge)
         self.stack_name = identity.name
         self.stack_id = identity.id
         self.project_id = identity.project_id
@@ -221,6 +222,19 @@ class Scope:
 
     def condition(self, name: str) -> bool:
         return self.definition.condition(name)
+
+    def charge(self, function: Any, value: Any) -> None:
+        """Count what a function produced (its length: characters, items or keys).
+
+        One function's result is bounded by the function itself; many calls
+        (a snippet reused through YAML aliases in many places) add up, and the
+        sum for one stack is bounded here."""
+        self.spent += len(value) if isinstance(value, (str, list, dict)) else 1
+        if self.spent > MAX_PRODUCED_PER_STACK:
+            raise StackValidationFailed(
+                "The values intrinsic functions computed for this stack add up to more than "
+                f"the maximum of {MAX_PRODUCED_PER_STACK} characters or items",
+                path=function.path)
 
     def facade(self, key: str) -> Any:
         facade = self.definition.identity.facade

@@ -24,6 +24,9 @@ MAX_RESOURCES_PER_STACK = 20_000
 # The largest string or list one intrinsic function may produce (str_replace and
 # repeat multiply what they are given).
 MAX_VALUE_SIZE = MAX_TEMPLATE_SIZE
+# What all the functions of one stack may produce, added up (each validation or
+# run counts again): a snippet reused through YAML aliases multiplies.
+MAX_PRODUCED_PER_STACK = 20 * MAX_VALUE_SIZE
 # yaql: Heat's [yaql] limit_iterators and memory_quota, and ours: a wall-clock
 # limit and an address-space budget for the process that evaluates it.
 YAQL_LIMIT_ITERATORS = 200

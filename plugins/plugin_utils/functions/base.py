@@ -74,6 +74,9 @@ class StackContext(Protocol):
     def facade(self, key: str) -> Any:
         """``metadata``/``deletion_policy``/``update_policy`` of the parent resource."""
 
+    # Optional: ``charge(function, value)`` counts what functions produce and
+    # raises when a stack's functions produce too much (definition.Scope).
+
 
 class Function:
     """One call of an intrinsic function inside a parsed snippet.
@@ -153,7 +156,11 @@ def parse(table: FunctionTable, ctx: StackContext, snippet: Any, path: str) -> A
 def resolve(snippet: Any) -> Any:
     """The plain value of a parsed snippet: every function replaced by its result."""
     if isinstance(snippet, Function):
-        return resolve(snippet.result())
+        value = resolve(snippet.result())
+        charge = getattr(snippet.ctx, "charge", None)
+        if charge is not None:
+            charge(snippet, value)
+        return value
     if isinstance(snippet, Mapping):
         resolved = ((k, resolve(v)) for k, v in snippet.items())
         return {k: v for k, v in resolved if v is not OMIT}

@@ -15,11 +15,13 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 from urllib import parse as urlparse
 
 from ..errors import StackValidationFailed
+from ..limits import MAX_VALUE_SIZE
 from . import base
 from .base import Function, resolve
 
@@ -323,8 +325,16 @@ class Join(HeatFunction):
     def result(self) -> Any:
         strings = resolve(self.args[1])
         strings = self._as_list([] if strings is None else strings)
-        delim = self._delimiter()
-        return delim.join(self.item_text(s) for s in strings)
+        return self.joined(self._delimiter(), strings)
+
+    def joined(self, delim: str, strings: Sequence[Any]) -> str:
+        """The items joined; a long delimiter between many items multiplies, so
+        the size is checked before the text is built."""
+        texts = [self.item_text(s) for s in strings]
+        size = sum(map(len, texts)) + len(delim) * max(len(texts) - 1, 0)
+        if size > MAX_VALUE_SIZE:
+            raise too_large(self, size)
+        return delim.join(texts)
 
 
 class JoinMultiple(Join):
@@ -356,8 +366,7 @@ class JoinMultiple(Join):
         for joined in resolve(list(self.args[1:])):
             if joined:
                 strings += self._as_list(joined)
-        delim = self._delimiter()
-        return delim.join(self.item_text(s) for s in strings)
+        return self.joined(self._delimiter(), strings)
 
 
 # -- str_replace ------------------------------------------------------------------------------
@@ -411,10 +420,15 @@ class Replace(HeatFunction):
             raise self.fail(f'"{self.fn_name}" params must be a map')
         if not all(isinstance(key, str) for key in mapping):
             raise self.fail(f'"{self.fn_name}" param placeholders must be strings')
+        if "" in mapping:
+            raise self.fail(f'"{self.fn_name}" param placeholders must not be empty')
         keys = sorted(sorted(mapping), key=len, reverse=True)
         values = {key: self.value_text(mapping[key], key) for key in keys}
         found: set[str] = set()
-        text = _replace_all([template], keys, values, found)[0]
+        try:
+            text = _replace_all([template], keys, values, found)[0]
+        except _TooLarge as exc:
+            raise too_large(self, exc.args[0]) from None
         missing = set(mapping) - found
         if self.strict and missing:
             listed = ",".join(sorted(sorted(missing), key=len, reverse=True))
@@ -428,18 +442,46 @@ def _replace_all(
     """Replace the first key in each string, then the rest inside the pieces.
 
     Splitting on a key and replacing the remaining keys only inside the pieces is
-    what keeps replaced text from being replaced again.
+    what keeps replaced text from being replaced again.  Done key by key over a
+    list of pieces (``str`` still to scan, ``_Done`` replaced text), so thousands
+    of params need no recursion, and the length of the result is known before
+    it is built: at most MAX_VALUE_SIZE characters.
     """
-    if not keys:
-        return strings
-    key, rest = keys[0], keys[1:]
-    result = []
+    results = []
     for text in strings:
-        pieces = text.split(key)
-        if len(pieces) > 1:
-            found.add(key)
-        result.append(values[key].join(_replace_all(pieces, rest, values, found)))
-    return result
+        pieces: list[Any] = [text]
+        size = len(text)
+        for key in keys:
+            replacement, scanned = values[key], []
+            for piece in pieces:
+                if isinstance(piece, _Done) or key not in piece:
+                    scanned.append(piece)
+                    continue
+                found.add(key)
+                parts = piece.split(key)
+                size += (len(parts) - 1) * (len(replacement) - len(key))
+                if size > MAX_VALUE_SIZE:
+                    raise _TooLarge(size)
+                scanned.append(parts[0])
+                for part in parts[1:]:
+                    scanned += (_Done(replacement), part)
+            pieces = scanned
+        results.append("".join(pieces))
+    return results
+
+
+class _Done(str):
+    """Text a replacement put in: never scanned again."""
+
+
+class _TooLarge(Exception):
+    """A function's result would exceed MAX_VALUE_SIZE (the size it would have)."""
+
+
+def too_large(function: Function, size: int) -> StackValidationFailed:
+    return function.error(
+        f'The result of "{function.fn_name}" would be {size} characters or items long, more '
+        f"than the maximum of {MAX_VALUE_SIZE}")
 
 
 class ReplaceJson(Replace):
@@ -585,24 +627,46 @@ class Repeat(HeatFunction):
             )
         template = resolve(self.args["template"])
         combine = itertools.product if self.nested else zip
-        return [self._substitute(keys, combo, template) for combo in combine(*values)]
+        count = math.prod(map(len, values)) if self.nested else min(map(len, values))
+        if count > MAX_VALUE_SIZE:
+            raise too_large(self, count)
+        budget = _Budget(self)
+        return [self._substitute(keys, combo, template, budget) for combo in combine(*values)]
 
-    def _substitute(self, keys: Sequence[str], values: Sequence[Any], template: Any) -> Any:
+    def _substitute(self, keys: Sequence[str], values: Sequence[Any], template: Any,
+                    budget: "_Budget") -> Any:
         if isinstance(template, str):
             for key, value in zip(keys, values):
+                if isinstance(value, str) and key:
+                    budget.spend(template.count(key) * max(len(value) - len(key), 0))
                 try:
                     template = template.replace(key, value)
                 except TypeError as exc:
                     raise self.fail(str(exc)) from None
+            budget.spend(len(template))
             return template
+        budget.spend(1)
         if isinstance(template, Sequence):
-            return [self._substitute(keys, values, item) for item in template]
+            return [self._substitute(keys, values, item, budget) for item in template]
         if isinstance(template, Mapping):
             return {
-                self._substitute(keys, values, k): self._substitute(keys, values, v)
+                self._substitute(keys, values, k, budget): self._substitute(keys, values, v, budget)
                 for k, v in template.items()
             }
         return template
+
+
+class _Budget:
+    """Characters and items one call may still produce (MAX_VALUE_SIZE in all)."""
+
+    def __init__(self, function: Function) -> None:
+        self.function = function
+        self.spent = 0
+
+    def spend(self, size: int) -> None:
+        self.spent += size
+        if self.spent > MAX_VALUE_SIZE:
+            raise too_large(self.function, self.spent)
 
 
 class RepeatWithMap(Repeat):
@@ -772,12 +836,29 @@ class ListConcatUnique(ListConcat):
 
 
 def _unique(items: list[Any]) -> list[Any]:
-    # Equality, not hashing: items may be maps or lists.
+    """The first occurrence of each item, by equality (maps and lists too), in
+    linear time: a list of 100,000 items must not take minutes."""
+    seen: set[Any] = set()
     kept: list[Any] = []
     for item in items:
-        if item not in kept:
+        key = _frozen(item)
+        if key not in seen:
+            seen.add(key)
             kept.append(item)
     return kept
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in that is equal exactly when the values are equal."""
+    if isinstance(value, Mapping):
+        return frozenset((_frozen(k), _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
 
 
 def _dumps(value: Any) -> str:
@@ -830,7 +911,8 @@ class Filter(HeatFunction):
             return sequence
         if not isinstance(values, list):
             raise self.fail(f'"{self.fn_name}" filters a list of values')
-        return [item for item in sequence if item not in values]
+        dropped = {_frozen(value) for value in values}
+        return [item for item in sequence if _frozen(item) not in dropped]
 
 
 # -- make_url ------------------------------------------------------------------------------
