@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .environment import Environment
-from .errors import HotplayError, StackValidationFailed
+from .errors import HotplayError, StackValidationFailed, TemplateError
 from .functions.base import dependencies, resolve
 from .graph import check_acyclic
 from .limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
@@ -362,7 +362,11 @@ class StackDefinition:
         # registry paths are relative to this stack.
         resource_path = (name,)
         registry = self.environment.registry
-        implementation = registry.resolve(str(entry["type"]), resource_path)
+        try:
+            implementation = registry.resolve(str(entry["type"]), resource_path)
+        except TemplateError as error:  # a loop of the environment's mappings
+            error.path = error.path or f"{path}.type"
+            raise
         self._check_type(name, str(entry["type"]), implementation, path)
         known = self._check_properties(name, implementation, properties, path)
         self._check_update_policy(implementation, update_policy, f"{path}.update_policy")

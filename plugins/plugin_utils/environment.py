@@ -331,7 +331,7 @@ class _ParameterMerge:
         for name, value in new.items():
             if value is None or (self.schemas is not None and name not in self.schemas):
                 continue  # as Heat: unknown names in later files are dropped
-            strategy = self._strategy(env, name, recorded)
+            strategy = self._strategy(env, name, recorded, section)
             if strategy == OVERWRITE:
                 result[name] = copy.deepcopy(value)
                 continue
@@ -342,17 +342,19 @@ class _ParameterMerge:
             except _Invalid as exc:
                 raise TemplateError(str(exc), source=env.source, path=f"{section}.{name}") from None
             except TemplateError as exc:
+                exc.path = exc.path or f"{section}.{name}"
                 raise exc.located(env.source) from None
         self.strategies.update(recorded)
         return result
 
-    def _strategy(self, env: Environment, name: str, recorded: dict[str, str]) -> str:
+    def _strategy(self, env: Environment, name: str, recorded: dict[str, str], section: str) -> str:
         strategy = _strategy_for(env.parameter_merge_strategies, name)
         if name not in self.strategies:
             recorded[name] = strategy
         elif strategy != self.strategies[name]:
             raise TemplateError(MESSAGES["conflicting_strategy"] % {
-                "strategy": strategy, "param": name, "env_file": env.source})
+                "strategy": strategy, "param": name, "env_file": env.source},
+                source=env.source, path=f"{section}.{name}")
         return strategy
 
 

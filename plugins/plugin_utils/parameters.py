@@ -724,12 +724,13 @@ def _unknown_names(schemas: Mapping[str, ParameterSchema], given: Mapping[str, A
                                 path="parameters")
 
 
-def _pick(name: str, *layers: Mapping[str, Any]) -> Any:
-    for layer in layers:
+def _pick(name: str, *layers: tuple[str, Mapping[str, Any]]) -> tuple[str, Any]:
+    """The first value that is not null, and where it comes from."""
+    for origin, layer in layers:
         value = layer.get(name)
         if value is not None:
-            return value
-    return None
+            return origin, value
+    return "", None
 
 
 def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
@@ -745,9 +746,11 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
     _unknown_names(schemas, given, env, source)
     values: dict[str, Any] = {}
     for name, schema in schemas.items():
-        raw = _pick(name, given, env.parameters, env.parameter_defaults)
+        origin, raw = _pick(name, ("", given),
+                            ("the environment's parameters", env.parameters),
+                            ("the environment's parameter_defaults", env.parameter_defaults))
         if raw is None:
-            raw = schema.default
+            origin, raw = "", schema.default
         path = f"parameters.{name}"
         if raw is None:
             raise TemplateError(MESSAGES["not_provided"] % {"key": name}, source=source, path=path)
@@ -757,5 +760,9 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
             message = _wrapped(name, str(exc))
             if schema.hidden:  # Heat's messages quote the value: not this one
                 message = redacted(message, [raw])
+            # The template declares it; say which file's section the wrong value
+            # comes from, unless it is the task's own (Heat's words otherwise).
+            if origin:
+                message += f" (the value comes from {origin})"
             raise TemplateError(message, source=source, path=path) from None
     return Parameters(values, dict(schemas))

@@ -242,8 +242,7 @@ class ResourceRegistry:
             current = self._target(match, current)
             decided_by = match.entry_path
             if current in seen or len(seen) > _MAX_ALIAS_DEPTH:
-                chain = " -> ".join(seen + [current])
-                raise TemplateError(MESSAGES["loop"] % chain)
+                raise TemplateError(MESSAGES["loop"] % _chain(seen + [current]))
             seen.append(current)
 
     @staticmethod
@@ -288,6 +287,14 @@ class ResourceRegistry:
             if isinstance(entry, Mapping) and fnmatch.fnmatchcase(name, pattern):
                 found.update(_items_of(entry.get(key)))
         return frozenset(found)
+
+
+def _chain(names: Sequence[str]) -> str:
+    """A loop of type names for a message: a long one shows its ends."""
+    shown = [n if len(n) <= 80 else n[:77] + "..." for n in names]
+    if len(shown) > 6:
+        shown = shown[:3] + [f"... ({len(names) - 5} more) ..."] + shown[-2:]
+    return " -> ".join(shown)
 
 
 def _glob_applies(key: str, value: Any, type_name: str) -> bool:

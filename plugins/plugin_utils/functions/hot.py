@@ -727,7 +727,10 @@ class ResourceFacade(HeatFunction):
             raise self.fail(f'Incorrect arguments to "{self.fn_name}" should be one of: {allowed}')
 
     def result(self) -> Any:
-        return self.ctx.facade(self.attributes[self.args])
+        try:
+            return self.ctx.facade(self.attributes[self.args])
+        except StackValidationFailed as error:
+            raise self.fail(error.message) from None
 
 
 # -- maps and lists ------------------------------------------------------------------------

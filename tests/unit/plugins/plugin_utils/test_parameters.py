@@ -403,8 +403,10 @@ def test_unknown_name_in_environment_parameters():
 
 def test_parameter_defaults_value_is_checked_when_used():
     section = {"p": {"type": "number", "default": 1, "constraints": [{"range": {"max": 5}}]}}
-    assert value_error(section, {}, env(parameter_defaults={"p": 9})) == \
-        "Parameter 'p' is invalid: 9 is out of range (min: None, max: 5)"
+    # Heat's words, and where the value was given (ours).
+    assert value_error(section, {}, env(parameter_defaults={"p": 9})) == (
+        "Parameter 'p' is invalid: 9 is out of range (min: None, max: 5) "
+        "(the value comes from the environment's parameter_defaults)")
 
 
 def test_unused_bad_default_type_is_not_an_error():
