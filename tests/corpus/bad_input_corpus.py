@@ -30,7 +30,8 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,8 +199,8 @@ class Outcome:
         return f"{self.kind} {self.type} after {self.seconds:.1f}s: {self.text[:3000]}"
 
 
-def apply_case(case: Case, root: Path, store_path: Path) -> Outcome:
-    """Run ``case`` in this process, as the stack action plugin calls the engine."""
+def _engine() -> tuple[Any, Any, Any, Any]:
+    """The engine's entry points (imported once, before children are forked)."""
     # pylint: disable=import-outside-toplevel
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
         ApplyRequest,
@@ -208,6 +209,12 @@ def apply_case(case: Case, root: Path, store_path: Path) -> Outcome:
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
+    return ApplyRequest, apply_stack, HotplayError, SqliteStore
+
+
+def apply_case(case: Case, root: Path, store_path: Path) -> Outcome:
+    """Run ``case`` in this process, as the stack action plugin calls the engine."""
+    ApplyRequest, apply_stack, HotplayError, SqliteStore = _engine()  # noqa: N806
     request = ApplyRequest(
         name=STACK_NAME,
         template=str(root / case.template),
@@ -228,14 +235,22 @@ def apply_case(case: Case, root: Path, store_path: Path) -> Outcome:
     return Outcome("result", "", json.dumps(shown, default=str))
 
 
-def run_isolated(case: Case, root: Path, store_path: Path, cap: float = HARD_CAP) -> Outcome:
-    """``apply_case`` in a forked child under ``MEMORY_BUDGET`` and ``cap`` seconds."""
+Runner = Callable[[Case, Path, Path], Outcome]
+
+
+def run_isolated(case: Case, root: Path, store_path: Path, cap: float = HARD_CAP,
+                 runner: Runner = apply_case) -> Outcome:
+    """``runner`` (``apply_case``) in a forked child under ``MEMORY_BUDGET`` and
+    ``cap`` seconds."""
+    _engine()  # imported here, so that no child spends its time importing it
     reader, writer = os.pipe()
     started = time.monotonic()
-    pid = os.fork()
+    with warnings.catch_warnings():  # the child needs no lock another thread holds
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(reader)
-        _child(case, root, store_path, writer)
+        _child(runner, case, root, store_path, writer)
     os.close(writer)
     data, finished = _read_until(reader, started + cap)
     os.close(reader)
@@ -251,12 +266,12 @@ def run_isolated(case: Case, root: Path, store_path: Path, cap: float = HARD_CAP
     return Outcome(**{**answer, "seconds": seconds})
 
 
-def _child(case: Case, root: Path, store_path: Path, writer: int) -> None:
+def _child(runner: Runner, case: Case, root: Path, store_path: Path, writer: int) -> None:
     code = 0
     try:
         start_rss = _resident_mib()
         _limit_address_space(MEMORY_BUDGET)
-        outcome = apply_case(case, root, store_path)
+        outcome = runner(case, root, store_path)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - start_rss
         answer = {"kind": outcome.kind, "type": outcome.type, "text": outcome.text,
                   "peak_mib": max(peak, 0.0)}
