@@ -167,6 +167,9 @@ class ResourceRegistry:
         Later entries replace earlier ones key by key; ``null`` removes a mapping
         (a wildcard ``null`` removes every mapping with that prefix).
         """
+        if not isinstance(snippet, Mapping):
+            raise TemplateError('The "resource_registry" section must be a mapping.',
+                                source=source, path="resource_registry")
         tree = _copy_tree(self.tree)
         _load_into(tree, snippet, source, "resource_registry")
         if not isinstance(tree.get(RESOURCES), dict):

@@ -888,6 +888,10 @@ class Contains(HeatFunction):
         # Heat: a string is a sequence too, so this is also a substring test.
         if not isinstance(sequence, Sequence):
             raise self.fail(f'Second argument to "{self.fn_name}" should be a sequence.')
+        if isinstance(sequence, str) and not isinstance(value, str):
+            # Python cannot look for anything but text in text (Heat fails here too).
+            raise self.fail(f'First argument to "{self.fn_name}" should be a string when the '
+                            "second is a string.")
         return value in sequence
 
 
