@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test unit integration sanity bench clean
+.PHONY: venv install demo test unit integration sanity bench fuzz clean
 
 venv: $(BIN)/.installed
 
@@ -44,3 +44,8 @@ clean:
 
 bench: venv
 	bash scripts/test.sh bench
+
+# The long bad-input run: the whole corpus with figures, and fuzzing with
+# HOTPLAY_FUZZ_EXAMPLES (default 5000) examples per property (docs/security.md).
+fuzz: venv
+	bash scripts/fuzz.sh

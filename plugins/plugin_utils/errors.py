@@ -12,6 +12,11 @@ path, ``path`` stays empty so it is not said twice.
 from __future__ import annotations
 
 
+# A message quotes values it was given; a long one is cut, so that an error stays
+# one readable line and never becomes a dump of the input.
+MAX_MESSAGE = 1500
+
+
 class HotplayError(Exception):
     """Base of every error meant for the person running the task."""
 
@@ -28,7 +33,13 @@ class HotplayError(Exception):
         return self
 
     def __str__(self) -> str:
-        return ": ".join(part for part in (self.source, self.path, self.message) if part)
+        return ": ".join(part for part in (self.source, self.path, _cut(self.message)) if part)
+
+
+def _cut(message: str) -> str:
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[:MAX_MESSAGE - 100]} ... ({len(message) - MAX_MESSAGE + 100} characters cut)"
 
 
 class TemplateError(HotplayError):

@@ -160,6 +160,13 @@ def _deep_json() -> str:
     return '{"heat_template_version": "2021-04-16", "description": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 
+def _long_list_property() -> str:
+    """A string property given a list of 100,000 numbers: the error quotes it."""
+    items = ", ".join(str(i) for i in range(100_000))
+    return ("heat_template_version: 2021-04-16\nresources:\n  r:\n    type: OS::Heat::TestResource\n"
+            f"    properties:\n      value: [{items}]\n")
+
+
 def _too_many_resources() -> str:
     """One resource more than a stack may have."""
     lines = ["heat_template_version: 2021-04-16", "resources:"]
@@ -168,6 +175,7 @@ def _too_many_resources() -> str:
 
 
 SYNTHESIZERS = {
+    "long_list_property": _long_list_property,
     "too_many_resources": _too_many_resources,
     "huge_string": _huge_string,
     "many_resources": _many_resources,
