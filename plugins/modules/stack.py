@@ -82,7 +82,7 @@ options:
         directory).
       - Files that the template references (C(get_file), provider templates) are
         looked up relative to the template's directory, and read only from inside
-        that directory tree or O(file_roots); see O(file_roots).
+        that directory tree or O(file_roots).
       - Required when O(state=present), except for a PATCH update (O(existing=true))
         of a stack that exists, which keeps the stored template when none is given.
     type: path
