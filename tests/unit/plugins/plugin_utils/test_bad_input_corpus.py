@@ -77,7 +77,7 @@ def _sleeps(case: corpus.Case, root: Path, store: Path) -> corpus.Outcome:
 
 
 def _allocates(case: corpus.Case, root: Path, store: Path) -> corpus.Outcome:
-    hoard = [bytearray(64 * 1024 * 1024) for _ in range(64)]  # 4 GiB
+    hoard = [bytearray(64 * 1024 * 1024) for _chunk in range(64)]  # 4 GiB
     return corpus.Outcome("error", "", str(len(hoard)))
 
 
