@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-
 class Exceeded(Exception):
     """The computation ran out of time or memory; the text says which."""
 

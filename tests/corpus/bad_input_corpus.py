@@ -135,7 +135,11 @@ def materialize(case: Case, root: Path) -> None:
             os.mkfifo(root / fifo)
     for name, kind in case.synthesized.items():
         if not (root / name).exists():
-            (root / name).write_text(SYNTHESIZERS[kind](), encoding="utf-8")
+            content = SYNTHESIZERS[kind]()
+            if isinstance(content, bytes):
+                (root / name).write_bytes(content)
+            else:
+                (root / name).write_text(content, encoding="utf-8")
 
 
 def _huge_string() -> str:
@@ -174,7 +178,26 @@ def _too_many_resources() -> str:
     return "\n".join(lines) + "\n"
 
 
-SYNTHESIZERS = {
+# Files that are not UTF-8 text, or hold control characters, are made when a case
+# runs: the repository's own checks (and many editors) read every file as text.
+VERSION_LINE = b"heat_template_version: 2021-04-16\n"
+NOT_UTF8 = {
+    "nul_byte_template": VERSION_LINE + b'description: "a\x00b"\n',
+    "control_character_template": VERSION_LINE + b"description: bell \x07 here\n",
+    "latin1_template": VERSION_LINE + b"description: caf\xe9 au lait\n",
+    "utf16_template": (VERSION_LINE + b"description: utf16\n").decode().encode("utf-16"),
+    "truncated_utf8_template": VERSION_LINE + "description: snow \u2603".encode()[:-1] + b"\n",
+    "overlong_utf8_template": VERSION_LINE + b"description: \xc0\xaf\n",
+    "latin1_environment": b"parameters:\n  size: caf\xe9\n",
+}
+
+
+def _not_utf8(kind: str) -> Callable[[], bytes]:
+    return lambda: NOT_UTF8[kind]
+
+
+SYNTHESIZERS: dict[str, Callable[[], str | bytes]] = {
+    **{kind: _not_utf8(kind) for kind in NOT_UTF8},
     "long_list_property": _long_list_property,
     "too_many_resources": _too_many_resources,
     "huge_string": _huge_string,

@@ -77,8 +77,8 @@ def test_the_playbook_fails(name: str, root: Path, store_url: str, tmp_path: Pat
     task = stack_task(case, root, store=store_url)
     del task["register"]
     playbook = tmp_path / "fails.yml"
-    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False,
-                                          "tasks": [task]}]))
+    play = {"hosts": "localhost", "gather_facts": False, "tasks": [task]}
+    playbook.write_text(yaml.safe_dump([play]))
     completed = run_playbook(playbook, tmp_path)
     assert completed.returncode != 0
     output = completed.stdout + completed.stderr

@@ -244,7 +244,7 @@ _SCALARS = (str, int, float, bool, type(None))
 def _check_scalar(value: Any, source: str, place: _Place) -> None:
     """A value JSON can hold, and text that is valid Unicode (no lone surrogate,
     which JSON and YAML escapes can make and no store can write)."""
-    if type(value) is str:  # noqa: E721 - the common case first, and fast
+    if isinstance(value, str):
         if not value.isascii():
             try:
                 value.encode("utf-8")
