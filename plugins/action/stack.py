@@ -11,6 +11,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
+    AnsibleHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -20,7 +21,6 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     plan_warnings,
     progress_printer,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._play_hosts import PlayHost
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     RESTRICTED_MODES,
     ApplyRequest,
@@ -88,7 +88,7 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="state=present needs template, or existing: true")
             return result
         cancel = Cancel()
-        host = PlayHost(self, task_vars or {})
+        host = AnsibleHost(self, task_vars or {})
         secrets = SecretValues()
         try:
             with interruptible(cancel), open_task_store(args["store"], args["store_key"]) as store:
@@ -102,7 +102,7 @@ class ActionModule(ActionBase):
         return masked(result, secrets)
 
     def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel,
-                         host: PlayHost) -> dict[str, Any]:
+                         host: AnsibleHost) -> dict[str, Any]:
         holder = lock_holder(self._task)
         progress = progress_printer(args["name"], store.secrets)
         check = bool(self._task.check_mode)

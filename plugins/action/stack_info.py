@@ -10,10 +10,12 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
+    AnsibleHost,
     engine_failure,
     masked,
     open_task_store,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.drift import detect_drift, drifted
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     describe_stack,
@@ -34,6 +36,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "events": {"type": "bool", "default": True},
     "graph": {"type": "str", "choices": list(FORMATS)},
     "compare_revisions": {"type": "list", "elements": "int"},
+    "drift": {"type": "bool", "default": False},
 }
 
 
@@ -50,10 +53,14 @@ class ActionModule(ActionBase):
         args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
         result["changed"] = False
         secrets = SecretValues()
+        host = AnsibleHost(self, task_vars or {})
         try:
             with open_task_store(args["store"], args["store_key"]) as store:
                 secrets = store.secrets
                 result.update(self._read(store, args))
+                if args["drift"] and result.get("exists"):
+                    report = detect_drift(store, store.find_stack(args["name"]), host)
+                    result.update(drift=report, drifted=drifted(report))
         except HotplayError as error:
             result.update(engine_failure(error))
         return masked(result, secrets)

@@ -10,6 +10,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
+    AnsibleHost,
     engine_failure,
     interruptible,
     lock_holder,
@@ -19,7 +20,6 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     plan_warnings,
     progress_printer,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._play_hosts import PlayHost
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
     DEFAULT_MAX_AGE,
@@ -61,7 +61,7 @@ class ActionModule(ActionBase):
             argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE
         )[1]
         cancel = Cancel()
-        host = PlayHost(self, task_vars or {})
+        host = AnsibleHost(self, task_vars or {})
         request = RollbackRequest(
             name=args["name"], revision=args["revision"], before=args["before"],
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],

@@ -61,6 +61,18 @@ options:
       - Ignored without O(name).
     type: list
     elements: int
+  drift:
+    description:
+      - Also ask every C(Hotplay::Ansible::Module) resource of the stack (nested
+        stacks included, whatever O(nested_depth) is) whether the real thing still
+        matches what the stack recorded: its module runs in check mode, with diff,
+        on its host, with the recorded arguments. A change it would make is drift.
+      - The answers are in RV(drift), the drifted resources in RV(drifted).
+        Nothing is written to the store and nothing is changed on the hosts.
+      - Modules that do not support check mode cannot tell (C(drifted=null)).
+      - Ignored without O(name).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -132,6 +144,54 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+drift:
+  description:
+    - With O(drift=true), per module resource (by its path from the top stack),
+      what its module said in check mode.
+  returned: when O(name) and O(drift) are given and the stack exists
+  type: dict
+  sample:
+    config:
+      drifted: true
+      changed_keys: [content]
+      diff:
+        - before: "port = 80\n"
+          after: "port = 8080\n"
+    service_user:
+      drifted: false
+  contains:
+    drifted:
+      description:
+        - V(true) when the module would change something, V(false) when not,
+          V(null) when it cannot tell (no check mode, the host is unreachable, or
+          the module failed; then RV(drift.msg) says why).
+      type: bool
+      returned: always
+    changed_keys:
+      description:
+        - What the module's diff shows changing. The keys of a structured diff
+          (C(mode), C(owner) for M(ansible.builtin.file)), or C(content) for a
+          text diff (M(ansible.builtin.copy), M(ansible.builtin.template)).
+      type: list
+      elements: str
+      returned: when the module returned a diff
+    diff:
+      description:
+        - The module's diff, as it gave it; the values of the arguments the
+          resource lists in C(no_log) are masked.
+      type: list
+      elements: dict
+      returned: when the module returned a diff
+    msg:
+      description: Why RV(drift.drifted) is V(null).
+      type: str
+      returned: when the module could not tell
+drifted:
+  description: The paths of the resources of RV(drift) that drifted.
+  returned: when O(name) and O(drift) are given and the stack exists
+  type: list
+  elements: str
+  sample: [config]
 exists:
   description: Whether the stack named O(name) is recorded in the store.
   returned: when O(name) is given

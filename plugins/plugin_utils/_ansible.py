@@ -11,12 +11,16 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from ansible.errors import AnsibleError
+from ansible.plugins.loader import fragment_loader, module_loader
 from ansible.utils.display import Display
+from ansible.utils.plugin_docs import get_plugin_docs
 
+from ._play_hosts import PlayHost
 from .errors import HotplayError
 from .plan import Plan
 from .secrets import SecretValues, StoreKey
@@ -28,6 +32,33 @@ from .store.sealed import SealedStore, sealed
 STORE_KEY_OPTION: dict[str, Any] = {"type": "str", "no_log": True}
 
 _display = Display()
+_docs_lock = threading.Lock()
+_module_options: dict[str, Mapping[str, Any] | None] = {}
+
+
+class AnsibleHost(PlayHost):
+    """The play host, and what the controller knows about modules (their
+    documented options), for module resources."""
+
+    def module_options(self, module: str) -> Mapping[str, Any] | None:
+        return module_options(module)
+
+
+def module_options(module: str) -> Mapping[str, Any] | None:
+    """A module's documented options (read once per run), None when it has no
+    readable documentation."""
+    with _docs_lock:
+        if module not in _module_options:
+            _module_options[module] = _read_options(module)
+        return _module_options[module]
+
+
+def _read_options(module: str) -> Mapping[str, Any] | None:
+    try:
+        documentation = get_plugin_docs(module, "module", module_loader, fragment_loader, False)[0]
+    except (AnsibleError, OSError, ValueError):
+        return None  # unknown module or unreadable docs: running it will say what is wrong
+    return dict(documentation.get("options") or {})
 
 
 @contextmanager

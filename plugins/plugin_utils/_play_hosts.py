@@ -78,15 +78,17 @@ class PlayHost:
         return result
 
     def run_module(self, module: str, arguments: Mapping[str, Any], *, check_mode: bool = False,
-                   diff: bool = False) -> dict[str, Any]:
+                   diff: bool = False, no_log: bool = False) -> dict[str, Any]:
         """One task as ansible-playbook runs it: through the module's action plugin
         when it has one (copy, template: they send files first), else the module.
         The result as the module gave it (``failed`` included); HostUnreachable when
-        the host was lost."""
+        the host was lost.  ``no_log``: the arguments hold secrets (the module does
+        not log to the host's syslog, diffs are hidden), as a task's ``no_log``."""
         task = self._action._task.copy(exclude_parent=True, exclude_tasks=True)
         task.action, task.args = module, dict(arguments)
         task._resolved_action = module  # noqa: SLF001 - what TaskExecutor sets when it resolves
         task.check_mode, task.diff = check_mode, diff
+        task.no_log = bool(task.no_log or no_log)
         task.delegate_to = None if self._own else self.name
         variables = self._task_variables()
         cvars = self._connection_vars()

@@ -21,6 +21,7 @@ from typing import Any
 from .definition import StackDefinition, StackIdentity
 from .errors import HotplayError
 from .executor import DEFAULT_WORKERS
+from .health import is_unhealthy
 from .locking import stack_lock
 from .hooks import pending_hooks, settle_hooks, stepping
 from .guards import (
@@ -124,7 +125,7 @@ def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared)
     except Refused as refusal:
         return _refused(store, prepared, request, refusal)
     changes = prepared.existing is None or prepared.paused or not _unchanged(
-        store, prepared.existing, prepared.digest)
+        store, prepared.existing, prepared.digest) or _marked_unhealthy(prepared.plan)
     if request.check_mode or not changes:
         return _planned(store, prepared, request, changes)
     return None
@@ -152,7 +153,8 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     keep_hidden_secrets(store, definition.parameters, request.name)
     digest = definition_digest(inputs, given, store.digest)
     skipping = request.on_restricted == "skip"
-    plan = preview(store, existing, definition, skip_restricted=skipping)
+    plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
+                   probe=request.check_mode)
     # The preview met every secret it could resolve (nested stacks' hidden values,
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
@@ -445,6 +447,12 @@ def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
         return False
     revisions = store.revisions(stack.id)
     return bool(revisions) and revisions[-1].digest == digest and revisions[-1].status == "COMPLETE"
+
+
+def _marked_unhealthy(plan: Plan) -> bool:
+    """A resource marked unhealthy is replaced by the next apply, even one of the
+    same definition (marking a nested one marks its parents too)."""
+    return any(is_unhealthy(state) for state in plan.top_states)
 
 
 def _planned(store: Store, prepared: _Prepared, request: ApplyRequest, changes: bool) -> StackResult:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdenti
 from .errors import HotplayError, StackValidationFailed, TemplateError
 from .functions.base import resolve
 from .graph import topological_order
+from .health import unhealthy_replaces
 from .resources.base import Resource, ResourceState
 from .resources.properties import UNKNOWN, validate_properties
 from .store.base import StackRecord, Store, utc_now
@@ -58,6 +60,9 @@ class Plan:
     state_lines: list[str] = field(default_factory=list)
     # The top stack's recorded resources, in template order (read once).
     top_states: list[ResourceState] = field(default_factory=list)
+    # What resources that can ask their own tool (module resources) said about
+    # their change in check mode: path -> {changed: bool or None, ...}.
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def by_action(self) -> dict[str, list[str]]:
         """Heat's preview keys, each a list of resource paths."""
@@ -70,6 +75,8 @@ class Plan:
         result: dict[str, Any] = dict(self.by_action())
         # Unchanged resources have a reason only when one was left alone on purpose.
         result["reasons"] = {c.path: c.reason for c in self.changes if c.reason}
+        if self.checks:
+            result["checks"] = dict(self.checks)
         return result
 
     @property
@@ -110,24 +117,68 @@ def _state_line(prefix: str, state: ResourceState) -> str:
 
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
             skip_restricted: bool = False, restore: bool = False,
-            accepted: frozenset[str] = frozenset()) -> Plan:
+            accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack).
 
     With ``skip_restricted``, a resource whose change the environment restricts is
     planned as left unchanged, and what reads it sees it unchanged.  With
     ``restore`` (a rollback), a retired resource that is what the definition
-    needs is planned as swapped back in."""
+    needs is planned as swapped back in.  With ``probe`` (check mode), resources
+    that can ask their tool (module resources, on ``host``) say whether their
+    change would change anything, in ``plan.checks``."""
     from .stack_run import RunOptions, StackRun  # the runtime handlers read the store through
 
     record = stack or _unsaved_stack(definition.identity)
-    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True))
+    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True, host=host))
     run.definition = definition
     plan = Plan()
     plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
     previewer = _Previewer(run, definition, "", plan, skip_restricted, restore)
     previewer.accepted = accepted
-    previewer.walk()
+    previewer.probes = _Probes() if probe else None
+    try:
+        previewer.walk()
+    finally:
+        if previewer.probes is not None:
+            plan.checks = previewer.probes.results()
     return plan
+
+
+class _Probes:
+    """Check-mode questions to resources that can ask their own tool, asked side
+    by side while the plan is walked (nothing is started for other types)."""
+
+    WORKERS = 16
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._asked: dict[str, Future[dict[str, Any]] | dict[str, Any]] = {}
+
+    def ask(self, path: str, handler: Resource, current: ResourceState | None,
+            after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
+        check = getattr(handler, "check_change", None)
+        if check is None:
+            return
+        if unknown:
+            self._asked[path] = {"changed": None, "msg": "its arguments are known only after apply"}
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.WORKERS)
+        self._asked[path] = self._pool.submit(check, current, dict(after))
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        answers: dict[str, dict[str, Any]] = {}
+        for path, asked in self._asked.items():
+            if not isinstance(asked, Future):
+                answers[path] = asked
+                continue
+            try:
+                answers[path] = asked.result()
+            except Exception as error:  # noqa: BLE001 - a probe must not break the preview
+                answers[path] = {"changed": None, "msg": f"{type(error).__name__}: {error}"}
+        if self._pool is not None:
+            self._pool.shutdown()
+        return answers
 
 
 def preview_delete(store: Store, stack: StackRecord) -> Plan:
@@ -166,6 +217,9 @@ class _Previewer:
         self.actions: dict[str, str] = {}
         self.handlers: dict[str, Resource] = {}
         self.read_pending: set[str] = set()
+        # Values not known yet, resolved as far as they go (markers where unknown).
+        self.partial: dict[str, Any] = {}
+        self.probes: _Probes | None = None
 
     def walk(self) -> None:
         scope = self.definition.scope
@@ -211,9 +265,12 @@ class _Previewer:
             verb = "update" if action == "updated" else "replace"
             action, reason = "unchanged", f"left as it is: {verb} is restricted ({reason})"
         self.actions[name] = action
-        before = dict(record.properties) if record and action != "added" else None
+        before = handler.masked_properties(record.properties) if record and action != "added" else None
         self.plan.changes.append(Change(path, action, defn.type, reason, before,
-                                        _shown(after, unknown), restricted, skipped))
+                                        handler.masked_properties(_shown(after, unknown)),
+                                        restricted, skipped))
+        if self.probes is not None and action in ("added", "updated", "replaced"):
+            self.probes.ask(path, handler, record if action == "updated" else None, after, unknown)
         self._plan_inside(name, defn, handler, record, action, after, unknown)
 
     def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
@@ -225,6 +282,7 @@ class _Previewer:
         return properties, unknown
 
     def _resolved(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
+        self.partial = {}
         if defn.known_properties is not None:
             return dict(defn.known_properties), {}
         values: dict[str, Any] = {}
@@ -237,6 +295,8 @@ class _Previewer:
                 value = UNKNOWN  # it reads something not known yet
             if self.read_pending or value is UNKNOWN:
                 unknown[key] = set(self.read_pending)
+                if value is not UNKNOWN:
+                    self.partial[key] = value  # known parts, with markers where unknown
                 value = UNKNOWN
             values[key] = value
         if getattr(handler, "check_properties", None) is not None:
@@ -259,6 +319,8 @@ class _Previewer:
             return "replaced", f"type changed from {record.type} to {defn.type}"
         if record.status != "COMPLETE":
             state = f"{record.action}_{record.status}"
+            if unhealthy_replaces(self.store, record):
+                return "replaced", f"the resource is {state} (marked unhealthy)"
             if handler.needs_replace_failed(record):
                 return "replaced", f"the resource is {state}"
             return "updated", f"the resource is {state}"
@@ -268,7 +330,9 @@ class _Previewer:
         if not changed and not other:
             return "unchanged", ""
         described = ", ".join(_describe(k, unknown, self.actions) for k in changed)
-        replace = handler.replacement_reason(record.properties, after) if changed else None
+        # Known parts of values not known yet let a type see which part changes.
+        compared = {**after, **self.partial}
+        replace = handler.replacement_reason(record.properties, compared) if changed else None
         if replace is not None:
             return "replaced", f"{replace} ({described})" if described else replace
         parts = ([f"properties changed: {described}"] if changed else []) + other
@@ -333,6 +397,7 @@ class _Previewer:
             run.keep_hidden_secret(child)
             nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
             nested.accepted = self.accepted
+            nested.probes = self.probes
             nested.walk()
         except TemplateError as error:
             # Heat validates nested stacks with their parent (StackResource.

@@ -118,7 +118,8 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
     except Refused as refusal:
         return StackResult(changed=False, failed=True, stack=stack, msg=str(refusal),
                            resources=list_resources(store, stack.id, request.nested_depth))
-    plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip))
+    plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip),
+                   host=request.host, probe=request.check_mode)
     current_id = plan_id(stack, plan, target.digest, store.digest)
     if request.check_mode:
         previewed = StackResult(changed=plan.changes_anything or stack.status != "COMPLETE",

@@ -34,6 +34,7 @@ from .errors import HotplayError, ResourceFailure
 from .executor import DEFAULT_WORKERS, Paused, traverse
 from .functions.base import resolve
 from .graph import reverse
+from .health import unhealthy_replaces
 from .resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
 from .resources.properties import validate_properties
 from .secrets import key_missing
@@ -485,6 +486,8 @@ class StackRun:
         if record.implementation != defn.implementation or record.type != defn.type:
             return "replace"
         if record.status != "COMPLETE":
+            if unhealthy_replaces(self.store, record):
+                return "replace"
             return "replace" if handler.needs_replace_failed(record) else "update"
         metadata, update_policy = self._resolved_extras(defn)
         same = (dict(record.properties) == properties and dict(record.metadata) == metadata
@@ -649,9 +652,9 @@ class StackRun:
     def _delete_retired_one(self, stored: StoredResource) -> bool:
         old = stored.state
         handler = handler_for_record(old, self.runtime)
-        # A resource recreated under the same physical id (a fixed name) is live
-        # again: only the stale record goes.
-        in_use = any(s.physical_id == old.physical_id for s in self.records.values())
+        # A resource recreated as the same physical resource (a fixed name or
+        # path) is live again: only the stale record goes.
+        in_use = any(handler.same_physical(old, s) for s in list(self.records.values()))
         self.event(old.name, "DELETE", "IN_PROGRESS", "state changed", old.physical_id)
         try:
             if old.deletion_policy != "Retain" and not in_use:

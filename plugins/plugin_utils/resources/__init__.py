@@ -3,4 +3,12 @@
 """Resource types: importing a family module registers its types."""
 
 # One import per family.
-from . import deployment_group, heat_misc, local, nested, software_config, software_deployment  # noqa: F401
+from . import (  # noqa: F401
+    deployment_group,
+    heat_misc,
+    local,
+    module,
+    nested,
+    software_config,
+    software_deployment,
+)

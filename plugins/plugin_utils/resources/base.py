@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from ..errors import ResourceFailure
+from ..secrets import MASK
 
 
 @dataclass(frozen=True)
@@ -128,13 +129,6 @@ class Resource:
     def validate(self, properties: Mapping[str, Any]) -> None:
         """Checks beyond the schema; raise StackValidationFailed with Heat's words."""
 
-    def secret_values(self, properties: Mapping[str, Any]) -> Iterable[Any]:
-        """Values among the resolved ``properties`` that are secrets (``no_log``
-        arguments, passwords): masked in every output and stored only encrypted.
-        The engine asks before it records the properties; none by default."""
-        del properties
-        return ()
-
     # -- actions ------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         return Outcome(self.runtime.physical_name(self.name))
@@ -169,6 +163,40 @@ class Resource:
         replaced rather than updated; Heat replaces, except nested stacks."""
         return True
 
+    def same_physical(self, retired: ResourceState, live: ResourceState) -> bool:
+        """Whether ``live`` (a resource of the stack) is the very physical resource
+        a replaced, ``retired`` one names: then deleting the retired one would
+        destroy the live one, so only its record goes.  Default: same physical id."""
+        return retired.physical_id == live.physical_id
+
+    # -- secrets -------------------------------------------------------------------
+    def secret_paths(self, properties: Mapping[str, Any]) -> list[tuple[str, ...]]:
+        """Where secret values sit in these properties, as key paths (``("args",
+        "password")``): masked wherever properties are shown, and the hook for
+        encrypting them at rest.  Default: none."""
+        return []
+
+    def secret_values(self, properties: Mapping[str, Any]) -> Iterable[Any]:
+        """Values among the resolved ``properties`` that are secrets (``no_log``
+        arguments, passwords): masked in every output and stored only encrypted.
+        The engine asks before it records the properties.  Default: the
+        non-empty values at ``secret_paths`` (none)."""
+        values = []
+        for path in self.secret_paths(properties):
+            value: Any = properties
+            for key in path:
+                value = value.get(key) if isinstance(value, Mapping) else None
+            if value is not None and str(value):
+                values.append(str(value))
+        return values
+
+    def masked_properties(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """These properties as they may be shown: secrets replaced by ``MASK``."""
+        shown = dict(properties)
+        for path in self.secret_paths(properties):
+            shown = _masked_at(shown, path)
+        return shown
+
     # -- reading -------------------------------------------------------------------
     def reference_id(self, state: ResourceState) -> Any:
         """``get_resource``: the physical id, or the name before it has one (Heat)."""
@@ -177,7 +205,7 @@ class Resource:
     def attribute(self, state: ResourceState, name: str) -> Any:
         """One attribute; the default reads what the handler kept in ``data``."""
         if name == "show":
-            return dict(state.properties)
+            return self.masked_properties(state.properties)
         return state.data.get("attributes", {}).get(name)
 
     def attribute_names(self) -> frozenset[str] | None:
@@ -188,6 +216,21 @@ class Resource:
     def fail(message: str, error_type: str = "Error") -> ResourceFailure:
         """A failure of this resource, with the error class name Heat prints."""
         return ResourceFailure(message, error_type)
+
+
+
+
+def _masked_at(values: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of ``values`` with the value at ``path`` masked (when it is there)."""
+    shown = dict(values)
+    head, rest = path[0], path[1:]
+    if head not in shown:
+        return shown
+    if not rest:
+        shown[head] = MASK
+    elif isinstance(shown[head], Mapping):
+        shown[head] = _masked_at(shown[head], rest)
+    return shown
 
 
 # Registry of builtin types: Heat's names and ours (``Hotplay::``).
