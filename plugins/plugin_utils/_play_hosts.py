@@ -27,6 +27,28 @@ from .errors import HotplayError
 
 
 _BUILDING = threading.Lock()
+# Ansible's plugin loader puts a plugin's module in sys.modules before running its
+# code: a second thread loading the same plugin for the first time can get a
+# module without its class yet ("has no attribute 'ActionModule'").  Handlers are
+# built one at a time (_BUILDING), and the loaders' first loads are serialised
+# too, for a running plugin that loads another (template loads copy); running
+# the plugins is not.
+_LOADING = threading.RLock()
+
+
+def _load_one_at_a_time(loader: Any) -> None:
+    """Serialise the loader's first loads of plugin code (patched once per process:
+    the worker process that runs this task)."""
+    load = getattr(loader, "_load_module_source", None)
+    if load is None or getattr(load, "_hotplay_serialised", False):
+        return
+
+    def serialised(*args: Any, **kwargs: Any) -> Any:
+        with _LOADING:
+            return load(*args, **kwargs)
+
+    serialised._hotplay_serialised = True  # type: ignore[attr-defined]
+    loader._load_module_source = serialised
 
 
 class HostUnreachable(HotplayError):
@@ -50,6 +72,8 @@ class PlayHost:
         self._variables: dict[str, Any] | None = None
         self._others: dict[str, PlayHost] = {}
         self.unreachable = ""
+        for loader in (action._shared_loader_obj.action_loader, connection_loader, become_loader):
+            _load_one_at_a_time(loader)
 
     # -- the HostContext interface ---------------------------------------------------
     @property

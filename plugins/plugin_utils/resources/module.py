@@ -347,7 +347,7 @@ def _verdict(result: Mapping[str, Any]) -> dict[str, Any]:
         return {"changed": None, "failed": True, "msg": message or "the module failed"}
     verdict: dict[str, Any] = {"changed": bool(result.get("changed"))}
     diffs = _diff_list(result.get("diff"))
-    if diffs:
+    if diffs and verdict["changed"]:
         verdict["changed_keys"] = _changed_keys(diffs)
         verdict["diff"] = diffs
     return verdict
