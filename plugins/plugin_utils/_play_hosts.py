@@ -34,6 +34,10 @@ _BUILDING = threading.Lock()
 # too, for a running plugin that loads another (template loads copy); running
 # the plugins is not.
 _LOADING = threading.RLock()
+# Calls to one host over a network connection at once: each holds an ssh session
+# on the shared ControlMaster while it runs, and sshd refuses more than its
+# MaxSessions (10 by default) on one connection.
+REMOTE_CALLS_PER_HOST = 8
 
 
 def _load_one_at_a_time(loader: Any) -> None:
@@ -72,6 +76,9 @@ class PlayHost:
         self._variables: dict[str, Any] | None = None
         self._others: dict[str, PlayHost] = {}
         self.unreachable = ""
+        self._opening = threading.Lock()
+        self._opened = threading.Event()
+        self._remote_calls = threading.BoundedSemaphore(REMOTE_CALLS_PER_HOST)
         for loader in (action._shared_loader_obj.action_loader, connection_loader, become_loader):
             _load_one_at_a_time(loader)
 
@@ -121,7 +128,8 @@ class PlayHost:
             # several threads at once: building is one at a time, running is not.
             with _BUILDING:
                 handler = self._handler(task, variables, cvars)
-            result = self._context.copy().run(self._run_handler, handler, variables)
+            result = self._paced(
+                handler, lambda: self._context.copy().run(self._run_handler, handler, variables))
         except AnsibleConnectionFailure as error:
             result = {"unreachable": True, "msg": str(error)}
         return self._reached(result)
@@ -241,6 +249,24 @@ class PlayHost:
             return str(task.connection)
         play = self._action._task.get_play()
         return str(getattr(play, "connection", None) or C.DEFAULT_TRANSPORT)
+
+    def _paced(self, handler: Any, run: Any) -> dict[str, Any]:
+        """Over a network connection: until one call has reached the host, calls go
+        one at a time (the first opens the ssh ControlMaster the others then share:
+        twenty handshakes at once would meet sshd's MaxStartups and be refused),
+        then at most REMOTE_CALLS_PER_HOST at once."""
+        if getattr(handler._connection, "transport", "") == "local":
+            return run()
+        with self._remote_calls:
+            if self._opened.is_set():
+                return run()
+            with self._opening:
+                if not self._opened.is_set():
+                    result = run()
+                    if not result.get("unreachable"):
+                        self._opened.set()
+                    return result
+            return run()
 
     @staticmethod
     def _run_handler(handler: Any, variables: dict[str, Any]) -> dict[str, Any]:
