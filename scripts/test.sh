@@ -17,7 +17,8 @@ case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
   all) paths=(tests/unit tests/integration) ;;
-  bench) exec .venv/bin/python benchmarks/bench.py "${@:2}" ;;
+  bench) .venv/bin/python benchmarks/bench.py "${@:2}"
+         exec .venv/bin/python benchmarks/bench_modules.py ;;
   *) echo "usage: $0 [unit|integration|all|bench]" >&2; exit 2 ;;
 esac
 exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "${paths[@]}"

@@ -429,3 +429,46 @@ def test_a_resource_without_a_host_fails_clearly(store, tmp_path):
     template.write_text(textwrap.dedent(one_file()))
     result = apply_stack(store, ApplyRequest(name="s", template=str(template)), "test").as_dict()
     assert "needs a host to run on" in resource(result, "conf")["status_reason"]
+
+
+def test_a_provider_template_wraps_a_module_with_heat_style_properties(store, tmp_path, hosts):
+    # The shape provider templates for Heat types take (docs/resource-types.md).
+    (tmp_path / "app_config.yaml").write_text(textwrap.dedent("""\
+        heat_template_version: 2021-04-16
+        parameters:
+          path: {type: string}
+          port: {type: number, default: 80}
+        resources:
+          file:
+            type: Hotplay::Ansible::Module
+            properties:
+              module: test.fake.file
+              args:
+                path: {get_param: path}
+                content: {str_replace: {template: "port=PORT", params: {PORT: {get_param: port}}}}
+        outputs:
+          OS::stack_id: {value: {get_resource: file}}
+          size: {value: {get_attr: [file, info, size]}}
+        """))
+    (tmp_path / "env.yaml").write_text('resource_registry:\n  "My::App::Config": app_config.yaml\n')
+    text = """\
+        heat_template_version: 2021-04-16
+        parameters:
+          port: {type: number}
+        resources:
+          config:
+            type: My::App::Config
+            properties: {path: /etc/app.conf, port: {get_param: port}}
+        outputs:
+          id: {value: {get_resource: config}}
+          size: {value: {get_attr: [config, size]}}
+        """
+    env = [str(tmp_path / "env.yaml")]
+    created = apply(store, tmp_path, text, hosts, environment=env, parameters={"port": 80})
+    assert created["outputs"] == {"id": "/etc/app.conf", "size": 7}
+    updated = apply(store, tmp_path, text, hosts, environment=env, parameters={"port": 8080},
+                    nested_depth=1)
+    assert ("config/file", "UPDATE", "COMPLETE") in events(updated)
+    assert hosts.files["play"] == {"/etc/app.conf": "port=8080"}
+    delete_stack(store, DeleteRequest(name="s", host=hosts.host()), "test")
+    assert hosts.files["play"] == {}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Print how long a stack of N independent Hotplay::Ansible::Module resources takes
+on one host, against the same N tasks in a plain playbook.
+
+Both are real ``ansible-playbook`` runs on localhost (``ansible_connection:
+local``) against the installed collection (``make install``), each writing N files
+with ``ansible.builtin.copy`` (its action plugin sends the content first) into an
+empty directory; the two kinds alternate, so both see the same machine load.
+Each figure is the median wall-clock time of ``--runs`` runs, ansible-playbook's
+start-up included.  The ratio is playbook time / stack time: above 1, the stack
+is faster (its resources run side by side; the playbook's tasks one after the
+other).  Usage: make bench  (or: .venv/bin/python benchmarks/bench_modules.py
+--counts 20 100 --runs 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = REPO / ".venv" / "bin"
+INSTALLED = REPO / ".build" / "installed"
+
+
+def content(index: int) -> str:
+    return f"line of file {index}\n" * 20
+
+
+def copy_args(root: Path, index: int) -> dict[str, Any]:
+    return {"dest": str(root / f"file{index}.txt"), "content": content(index), "mode": "0644"}
+
+
+def stack_playbook(folder: Path, count: int, root: Path) -> Path:
+    resources = {f"file{i}": {"type": "Hotplay::Ansible::Module",
+                              "properties": {"module": "ansible.builtin.copy", "args": copy_args(root, i)}}
+                 for i in range(count)}
+    template = folder / "stack.yaml"
+    template.write_text(yaml.safe_dump({"heat_template_version": "2021-04-16", "resources": resources}))
+    task = {"name": "Apply the stack", "hotplay.stacks.stack": {
+        "name": "bench", "template": str(template), "store": f"sqlite:///{folder / 'store.db'}"}}
+    return _play(folder / "stack.yml", [task])
+
+
+def tasks_playbook(folder: Path, count: int, root: Path) -> Path:
+    tasks = [{"name": f"file{i}", "ansible.builtin.copy": copy_args(root, i)} for i in range(count)]
+    return _play(folder / "tasks.yml", tasks)
+
+
+def _play(path: Path, tasks: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}],
+                                   sort_keys=False))
+    return path
+
+
+def run_once(kind: str, count: int) -> float:
+    """One fresh run: an empty directory, a new store; the seconds it took."""
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-modules-{kind}-"))
+    root = folder / "files"
+    root.mkdir()
+    make = stack_playbook if kind == "stack" else tasks_playbook
+    playbook = make(folder, count, root)
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "ANSIBLE_LOCALHOST_WARNING": "false",
+           "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
+    env.pop("PYTHONPATH", None)
+    started = time.perf_counter()
+    done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
+                          cwd=folder, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    written = sorted(p.name for p in root.iterdir())
+    if done.returncode != 0 or len(written) != count:
+        sys.exit(f"{kind} run of {count} failed (rc {done.returncode}, {len(written)} files):\n"
+                 f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--counts", type=int, nargs="+", default=[20, 100])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not (INSTALLED / "ansible_collections" / "hotplay" / "stacks").is_dir():
+        sys.exit(f"the collection is not installed in {INSTALLED}: run make install first")
+    print(f"module resources on one host vs the same tasks in a playbook "
+          f"(median of {args.runs} runs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    print(f"{'N':>5} {'stack s':>9} {'playbook s':>11} {'playbook/stack':>15}")
+    for count in args.counts:
+        times: dict[str, list[float]] = {"stack": [], "playbook": []}
+        for _run in range(args.runs):
+            for kind in ("stack", "playbook"):  # alternated: both see the same load
+                times[kind].append(run_once(kind, count))
+        stack, playbook = statistics.median(times["stack"]), statistics.median(times["playbook"])
+        print(f"{count:>5} {stack:>9.2f} {playbook:>11.2f} {playbook / stack:>14.2f}x")
+
+
+if __name__ == "__main__":
+    main()
