@@ -65,7 +65,7 @@ options:
     description:
       - Also ask every C(Hotplay::Ansible::Module) resource of the stack (nested
         stacks included, whatever O(nested_depth) is) whether the real thing still
-        matches what the stack recorded: its module runs in check mode, with diff,
+        matches what the stack recorded. Its module runs in check mode, with diff,
         on its host, with the recorded arguments. A change it would make is drift.
       - The answers are in RV(drift), the drifted resources in RV(drifted).
         Nothing is written to the store and nothing is changed on the hosts.
