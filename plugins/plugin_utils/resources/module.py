@@ -91,6 +91,10 @@ class AnsibleModule(Resource):
                       "arguments.", update_allowed=True,
             constraints=(allowed_pattern(FQCN_PATTERN, "delete_module must be a fully qualified "
                                                        "collection name"),)),
+        "delete_by_id": PropertySchema(
+            "string", "An argument set to the recorded physical id to delete (for modules that "
+                      "find what they manage by name or id: a replacement may have the same name).",
+            update_allowed=True),
         "update_in_place": _string_list(
             "Names (or fnmatch patterns) of arguments whose change reruns the module in place; a "
             "change of any other replaces the resource. Not given: every argument but name, "
@@ -135,26 +139,29 @@ class AnsibleModule(Resource):
         properties = current.properties
         if not properties.get("module"):
             return  # never got as far as running
-        call = self.delete_call(properties)
+        call = self.delete_call(properties, current.physical_id)
         if call is None:
             return  # the module has no delete: the resource is only forgotten
         self._run(self._recorded_host(current), call, properties)
 
-    def delete_call(self, properties: Mapping[str, Any]) -> ModuleCall | None:
+    def delete_call(self, properties: Mapping[str, Any], physical_id: str = "") -> ModuleCall | None:
         """The module call that deletes the thing, or None when there is none."""
         module = str(properties["module"])
         args = dict(properties.get("args") or {})
         delete_args = properties.get("delete_args")
         delete_module = properties.get("delete_module")
+        by_id = properties.get("delete_by_id")
+        # The recorded id, not the name: the replacement may carry the same name.
+        identified = {str(by_id): physical_id} if by_id and physical_id else {}
         if delete_module:
-            return ModuleCall(str(delete_module), _without_nulls(delete_args or {}))
+            return ModuleCall(str(delete_module), _without_nulls({**(delete_args or {}), **identified}))
         if delete_args is None:
             if not self.follows_absent(module, args):
                 return None
             delete_args = {"state": "absent"}
         elif not delete_args:
             return None
-        return ModuleCall(module, _without_nulls({**args, **delete_args}))
+        return ModuleCall(module, _without_nulls({**args, **delete_args, **identified}))
 
     def follows_absent(self, module: str, args: Mapping[str, Any]) -> bool:
         """Whether ``state: absent`` deletes what the module made: its documented

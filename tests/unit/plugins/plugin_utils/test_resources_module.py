@@ -193,6 +193,14 @@ def test_the_stack_delete_runs_the_delete_arguments(store, tmp_path, hosts):
     assert hosts.files["play"] == {}
 
 
+def test_delete_by_id_deletes_the_recorded_thing_not_the_one_named_now(store, tmp_path, hosts):
+    # openstack.cloud modules find things by name or id: the old one goes by its id.
+    apply(store, tmp_path, one_file("one", extra="delete_by_id: path\n              "
+                                             "physical_id: info.size"), hosts)
+    delete_stack(store, DeleteRequest(name="s", host=hosts.host()), "test")
+    assert hosts.calls[-1]["args"] == {"path": "3", "content": "one", "state": "absent"}
+
+
 @pytest.mark.parametrize("delete_args", ["{}", "null"])
 def test_empty_delete_args_mean_deleting_only_forgets(store, tmp_path, hosts, delete_args):
     apply(store, tmp_path, one_file("one", extra=f"delete_args: {delete_args}"), hosts)
