@@ -748,6 +748,20 @@ plan:
         database: property value changed and update_replace is true (value)
         config: "properties changed: value"
         app: "properties changed: value (reads database, which will be replaced)"
+    checks:
+      description:
+        - In check mode, for each C(Hotplay::Ansible::Module) resource that would be
+          added, updated or replaced (by path), what its module said when run in
+          check mode with diff on its host. C(changed) is V(true) or V(false), or
+          V(null) with C(msg) when the module cannot tell (no check mode, it
+          failed, its host is unreachable, or its arguments are known only after
+          apply); C(changed_keys) and C(diff) come from the module's diff.
+        - A stack with no such resource to ask has no C(checks).
+      type: dict
+      returned: in check mode, when a module resource would change
+      sample:
+        config: {changed: true, changed_keys: [content], diff: [{before: "port=80\n", after: "port=8080\n"}]}
+        service: {changed: null, msg: "remote module (ansible.builtin.service) does not support check mode"}
 plan_id:
   description:
     - Identifies this plan, that is the stack as it is stored now together with the
