@@ -5,9 +5,12 @@
 on one host, against the same N tasks in a plain playbook.
 
 Both are real ``ansible-playbook`` runs on localhost (``ansible_connection:
-local``) against the installed collection (``make install``), each writing N files
-with ``ansible.builtin.copy`` (its action plugin sends the content first) into an
-empty directory; the two kinds alternate, so both see the same machine load.
+local``) against the installed collection (``make install``); the two kinds
+alternate, so both see the same machine load.  Two workloads: ``copy`` writes N
+files with ``ansible.builtin.copy`` (its action plugin sends the content first)
+into an empty directory, work that keeps the controller's CPUs busy;  ``wait``
+runs N ``ansible.builtin.wait_for`` calls that each wait 1 s, as a module calling
+a remote API (a cloud, a service) waits for it.
 Each figure is the median wall-clock time of ``--runs`` runs, ansible-playbook's
 start-up included.  The ratio is playbook time / stack time: above 1, the stack
 is faster (its resources run side by side; the playbook's tasks one after the
@@ -42,9 +45,17 @@ def copy_args(root: Path, index: int) -> dict[str, Any]:
     return {"dest": str(root / f"file{index}.txt"), "content": content(index), "mode": "0644"}
 
 
-def stack_playbook(folder: Path, count: int, root: Path) -> Path:
-    resources = {f"file{i}": {"type": "Hotplay::Ansible::Module",
-                              "properties": {"module": "ansible.builtin.copy", "args": copy_args(root, i)}}
+def wait_args(root: Path, index: int) -> dict[str, Any]:
+    return {"timeout": 1}
+
+
+WORKLOADS = {"copy": ("ansible.builtin.copy", copy_args), "wait": ("ansible.builtin.wait_for", wait_args)}
+
+
+def stack_playbook(folder: Path, count: int, root: Path, workload: str) -> Path:
+    module, arguments = WORKLOADS[workload]
+    resources = {f"r{i}": {"type": "Hotplay::Ansible::Module",
+                           "properties": {"module": module, "args": arguments(root, i), "delete_args": {}}}
                  for i in range(count)}
     template = folder / "stack.yaml"
     template.write_text(yaml.safe_dump({"heat_template_version": "2021-04-16", "resources": resources}))
@@ -53,8 +64,9 @@ def stack_playbook(folder: Path, count: int, root: Path) -> Path:
     return _play(folder / "stack.yml", [task])
 
 
-def tasks_playbook(folder: Path, count: int, root: Path) -> Path:
-    tasks = [{"name": f"file{i}", "ansible.builtin.copy": copy_args(root, i)} for i in range(count)]
+def tasks_playbook(folder: Path, count: int, root: Path, workload: str) -> Path:
+    module, arguments = WORKLOADS[workload]
+    tasks = [{"name": f"r{i}", module: arguments(root, i)} for i in range(count)]
     return _play(folder / "tasks.yml", tasks)
 
 
@@ -64,13 +76,13 @@ def _play(path: Path, tasks: list[dict[str, Any]]) -> Path:
     return path
 
 
-def run_once(kind: str, count: int) -> float:
+def run_once(kind: str, count: int, workload: str) -> float:
     """One fresh run: an empty directory, a new store; the seconds it took."""
     folder = Path(tempfile.mkdtemp(prefix=f"bench-modules-{kind}-"))
     root = folder / "files"
     root.mkdir()
     make = stack_playbook if kind == "stack" else tasks_playbook
-    playbook = make(folder, count, root)
+    playbook = make(folder, count, root, workload)
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "ANSIBLE_LOCALHOST_WARNING": "false",
            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
@@ -80,7 +92,7 @@ def run_once(kind: str, count: int) -> float:
                           cwd=folder, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     written = sorted(p.name for p in root.iterdir())
-    if done.returncode != 0 or len(written) != count:
+    if done.returncode != 0 or len(written) != (count if workload == "copy" else 0):
         sys.exit(f"{kind} run of {count} failed (rc {done.returncode}, {len(written)} files):\n"
                  f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return seconds
@@ -90,19 +102,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--counts", type=int, nargs="+", default=[20, 100])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
     args = parser.parse_args()
     if not (INSTALLED / "ansible_collections" / "hotplay" / "stacks").is_dir():
         sys.exit(f"the collection is not installed in {INSTALLED}: run make install first")
     print(f"module resources on one host vs the same tasks in a playbook "
           f"(median of {args.runs} runs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
-    print(f"{'N':>5} {'stack s':>9} {'playbook s':>11} {'playbook/stack':>15}")
-    for count in args.counts:
-        times: dict[str, list[float]] = {"stack": [], "playbook": []}
-        for _run in range(args.runs):
-            for kind in ("stack", "playbook"):  # alternated: both see the same load
-                times[kind].append(run_once(kind, count))
-        stack, playbook = statistics.median(times["stack"]), statistics.median(times["playbook"])
-        print(f"{count:>5} {stack:>9.2f} {playbook:>11.2f} {playbook / stack:>14.2f}x")
+    print(f"{'workload':<9} {'N':>5} {'stack s':>9} {'playbook s':>11} {'playbook/stack':>15}")
+    for workload in args.workloads:
+        for count in args.counts:
+            times: dict[str, list[float]] = {"stack": [], "playbook": []}
+            for _run in range(args.runs):
+                for kind in ("stack", "playbook"):  # alternated: both see the same load
+                    times[kind].append(run_once(kind, count, workload))
+            stack, playbook = statistics.median(times["stack"]), statistics.median(times["playbook"])
+            print(f"{workload:<9} {count:>5} {stack:>9.2f} {playbook:>11.2f} {playbook / stack:>14.2f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":

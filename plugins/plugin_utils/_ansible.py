@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ansible.errors import AnsibleError
-from ansible.plugins.loader import fragment_loader, module_loader
+from ansible.plugins.loader import action_loader, fragment_loader, module_loader
 from ansible.utils.display import Display
 from ansible.utils.plugin_docs import get_plugin_docs
 
@@ -34,6 +34,7 @@ STORE_KEY_OPTION: dict[str, Any] = {"type": "str", "no_log": True}
 _display = Display()
 _docs_lock = threading.Lock()
 _module_options: dict[str, Mapping[str, Any] | None] = {}
+_module_found: dict[str, bool] = {}
 
 
 class AnsibleHost(PlayHost):
@@ -42,6 +43,20 @@ class AnsibleHost(PlayHost):
 
     def module_options(self, module: str) -> Mapping[str, Any] | None:
         return module_options(module)
+
+    def module_exists(self, module: str) -> bool:
+        return module_exists(module)
+
+
+def module_exists(module: str) -> bool:
+    """Whether a module (or an action plugin, such as ansible.builtin.debug) of
+    that name is installed where this run finds plugins."""
+    with _docs_lock:
+        if module not in _module_found:
+            _module_found[module] = any(
+                loader.find_plugin_with_context(module, collection_list=None).resolved
+                for loader in (module_loader, action_loader))
+        return _module_found[module]
 
 
 def module_options(module: str) -> Mapping[str, Any] | None:

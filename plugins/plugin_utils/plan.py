@@ -252,6 +252,7 @@ class _Previewer:
         self.handlers[name] = handler
         record = self.records.get(name)
         after, unknown = self._properties(defn, handler)
+        self._preflight(handler, after)
         action, reason = self._decide(defn, handler, record, after, unknown)
         if self.prefix + name in self.accepted and action != "added":
             action, reason = "unchanged", "accepted as it is (skip)"
@@ -272,6 +273,17 @@ class _Previewer:
         if self.probes is not None and action in ("added", "updated", "replaced"):
             self.probes.ask(path, handler, record if action == "updated" else None, after, unknown)
         self._plan_inside(name, defn, handler, record, action, after, unknown)
+
+    def _preflight(self, handler: Resource, after: Mapping[str, Any]) -> None:
+        """Checks a type makes against what the run can reach (a module resource:
+        its module is installed), before anything is written."""
+        check = getattr(handler, "preflight", None)
+        if check is None:
+            return
+        try:
+            check(after)
+        except HotplayError as error:
+            raise error.located(self.definition.source.path) from None
 
     def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
         """Resolved properties, and for each not known yet the resources it reads;

@@ -324,6 +324,26 @@ def test_secret_arguments_stay_out_of_output_events_and_attributes(run_tasks, tm
     assert secret not in str(reasons)
 
 
+def test_a_module_that_is_not_installed_fails_the_task_and_writes_nothing(run_tasks, tmp_path, store_url):
+    template = write_template(tmp_path, "typo.yaml", """\
+        heat_template_version: 2021-04-16
+        resources:
+          conf:
+            type: Hotplay::Ansible::Module
+            properties:
+              module: ansible.builtin.coppy
+              args: {dest: /tmp/never, content: x}
+        """)
+    run = run_tasks([stack_task(template, "out", name="typo")], "typo")
+    out = run.results["out"]
+    assert out["failed"] and "stack_status" not in out
+    assert out["msg"] == (f"{template}: resources.conf.properties.module: The module ansible.builtin.coppy "
+                          "was not found: install the collection that has it (ansible-galaxy collection "
+                          "install), or correct the name")
+    assert "Traceback" not in run.stdout
+    assert store_rows(store_url, "SELECT count(*) FROM stacks") == [(0,)]
+
+
 def test_twenty_module_resources_on_one_host_run_side_by_side_and_leave_no_temporary_files(
         run_tasks, tmp_path):
     from concurrency_checks import concurrent_files_template, expected_content, most_at_once

@@ -124,6 +124,21 @@ class AnsibleModule(Resource):
                 f"Property error: resources.{self.name}.properties.delete_args: delete_module "
                 "needs delete_args (the arguments it deletes with)")
 
+    def preflight(self, properties: Mapping[str, Any]) -> None:
+        """Before anything is written: the modules named are installed on the
+        controller (when the run can tell)."""
+        play = getattr(self.runtime, "host", None)
+        exists = getattr(play, "module_exists", None)
+        if exists is None:
+            return
+        for key in ("module", "delete_module"):
+            name = properties.get(key)
+            if isinstance(name, str) and name and not exists(name):
+                raise StackValidationFailed(
+                    f"The module {name} was not found: install the collection that has it "
+                    "(ansible-galaxy collection install), or correct the name",
+                    path=f"resources.{self.name}.properties.{key}")
+
     # -- life cycle ------------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         host = self._host(properties)

@@ -57,6 +57,9 @@ class FakeHost:
     def on(self, hostname: str) -> FakeHost:
         return FakeHost(self.hosts, hostname)
 
+    def module_exists(self, module: str) -> bool:
+        return module.startswith("test.fake.")
+
     def module_options(self, module: str) -> Mapping[str, Any] | None:
         if module == "test.fake.file":
             return {"state": {"choices": ["absent", "present"]}}
@@ -353,6 +356,16 @@ def test_same_path_on_another_host_is_another_thing(store, tmp_path, hosts):
 def test_a_module_that_is_not_a_fqcn_is_refused_before_anything_runs(store, tmp_path, hosts):
     with pytest.raises(TemplateError, match="module must be a fully qualified collection name"):
         apply(store, tmp_path, one_file().replace("test.fake.file", "copy"), hosts)
+    assert store.find_stack("s") is None and hosts.calls == []
+
+
+def test_a_module_that_is_not_installed_is_refused_before_anything_is_written(store, tmp_path, hosts):
+    with pytest.raises(TemplateError) as refused:
+        apply(store, tmp_path, one_file().replace("test.fake.file", "test.other.nope"), hosts)
+    assert str(refused.value) == (
+        f"{tmp_path / 's.yaml'}: resources.conf.properties.module: The module test.other.nope was not "
+        "found: install the collection that has it (ansible-galaxy collection install), or correct "
+        "the name")
     assert store.find_stack("s") is None and hosts.calls == []
 
 
