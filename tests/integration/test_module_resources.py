@@ -315,13 +315,14 @@ def test_secret_arguments_stay_out_of_output_events_and_attributes(run_tasks, tm
         """)
     task = stack_task(template, "created", name="secret", token=secret)
     failing = stack_task(template, "failed", name="secret", token=secret + "-2", fail=True)
-    run = run_tasks([task, failing], "secret")
+    run = run_tasks([task, failing], "secret", env={"HOTPLAY_STORE_KEY": "integration test store key"})
     assert target.read_text() == secret
-    assert run.results["created"]["outputs"]["shown"]["args"]["content"] == "********"
+    assert run.results["created"]["outputs"]["shown"]["args"]["content"] == "******"
     assert run.results["failed"]["stack_status"] == "UPDATE_FAILED"
     assert secret not in run.stdout and secret not in str(run.results)
-    reasons = store_rows(store_url, "SELECT reason FROM events")
-    assert secret not in str(reasons)
+    # Declared secret (no_log), so the store keeps them only encrypted.
+    for table in ("events", "resources", "revisions"):
+        assert secret not in str(store_rows(store_url, f"SELECT * FROM {table}"))
 
 
 def test_a_module_that_is_not_installed_fails_the_task_and_writes_nothing(run_tasks, tmp_path, store_url):

@@ -231,6 +231,9 @@ class AnsibleModule(Resource):
         mode with the recorded arguments: a change it would make is drift."""
         if state.action == "INIT" or not state.properties.get("module"):
             return {"drifted": None, "msg": "nothing was created yet"}
+        if MASK in self.secret_values(state.properties):
+            return {"drifted": None, "msg": "its no_log arguments are sealed in the store: give "
+                                            "the store key to check it"}
         verdict = self.check_change(state, state.properties)
         verdict["drifted"] = verdict.pop("changed")
         return verdict

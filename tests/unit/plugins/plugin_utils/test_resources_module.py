@@ -30,6 +30,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.health import (
     HealthRequest,
     mark_resource,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import MASK, StoreKey
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 
@@ -99,7 +101,8 @@ def _fake_file(files: dict[str, str], args: dict[str, Any], check_mode: bool) ->
 
 @pytest.fixture
 def store(tmp_path: Path):
-    opened = SqliteStore(str(tmp_path / "store.db"))
+    # Sealed with a key, as the action plugins open it: secrets are kept encrypted.
+    opened = sealed(SqliteStore(str(tmp_path / "store.db")), StoreKey("unit test store key"))
     yield opened
     opened.close()
 
@@ -259,14 +262,14 @@ def test_secret_arguments_are_masked_in_reasons_attributes_and_previews(store, t
           shown: {value: {get_attr: [conf, show]}}
         """
     created = apply(store, tmp_path, text % "false", hosts, parameters={"token": "s3cret-value"})
-    assert created["outputs"]["lines"] == ["********"]
-    assert created["outputs"]["shown"]["args"]["content"] == "********"
+    assert created["outputs"]["lines"] == [MASK]
+    assert created["outputs"]["shown"]["args"]["content"] == MASK
     assert all(call["no_log"] for call in hosts.calls)
     preview = apply(store, tmp_path, text % "false", hosts, parameters={"token": "n3w-secret"},
                     check_mode=True)
     assert "secret" not in json.dumps(preview)
     failed = apply(store, tmp_path, text % "true", hosts, parameters={"token": "s3cret-value"})
-    assert "refusing to write ******** to /etc/token" in resource(failed, "conf")["status_reason"]
+    assert f"refusing to write {MASK} to /etc/token" in resource(failed, "conf")["status_reason"]
     assert "s3cret" not in json.dumps(failed)
 
 
