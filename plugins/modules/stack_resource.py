@@ -31,7 +31,7 @@ description:
     allows.
   - Takes the stack's lock while it writes; a stack that another task is applying
     fails the task naming the holder.
-  - Marking rewrites the resource's record: a stack that keeps secrets needs the
+  - Marking rewrites the resource's record, so a stack that keeps secrets needs the
     store key (O(store_key) or E(HOTPLAY_STORE_KEY)), as an apply does.
 options:
   name:

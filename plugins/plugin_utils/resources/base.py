@@ -218,8 +218,6 @@ class Resource:
         return ResourceFailure(message, error_type)
 
 
-
-
 def _masked_at(values: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     """A copy of ``values`` with the value at ``path`` masked (when it is there)."""
     shown = dict(values)

@@ -201,8 +201,8 @@ def test_the_stack_delete_runs_the_delete_arguments(store, tmp_path, hosts):
 
 def test_delete_by_id_deletes_the_recorded_thing_not_the_one_named_now(store, tmp_path, hosts):
     # openstack.cloud modules find things by name or id: the old one goes by its id.
-    apply(store, tmp_path, one_file("one", extra="delete_by_id: path\n              "
-                                             "physical_id: info.size"), hosts)
+    extra = "delete_by_id: path\n              physical_id: info.size"
+    apply(store, tmp_path, one_file("one", extra=extra), hosts)
     delete_stack(store, DeleteRequest(name="s", host=hosts.host()), "test")
     assert hosts.calls[-1]["args"] == {"path": "3", "content": "one", "state": "absent"}
 
