@@ -78,22 +78,24 @@ def _play(path: Path, tasks: list[dict[str, Any]]) -> Path:
 
 def run_once(kind: str, count: int, workload: str) -> float:
     """One fresh run: an empty directory, a new store; the seconds it took."""
-    folder = Path(tempfile.mkdtemp(prefix=f"bench-modules-{kind}-"))
-    root = folder / "files"
-    root.mkdir()
-    make = stack_playbook if kind == "stack" else tasks_playbook
-    playbook = make(folder, count, root, workload)
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "ANSIBLE_LOCALHOST_WARNING": "false",
-           "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
-    env.pop("PYTHONPATH", None)
-    started = time.perf_counter()
-    done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-                          cwd=folder, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    written = sorted(p.name for p in root.iterdir())
-    if done.returncode != 0 or len(written) != (count if workload == "copy" else 0):
-        sys.exit(f"{kind} run of {count} failed (rc {done.returncode}, {len(written)} files):\n"
+    with tempfile.TemporaryDirectory(prefix=f"bench-modules-{kind}-") as name:
+        folder = Path(name)
+        root = folder / "files"
+        root.mkdir()
+        make = stack_playbook if kind == "stack" else tasks_playbook
+        playbook = make(folder, count, root, workload)
+        env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
+               "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "ANSIBLE_LOCALHOST_WARNING": "false",
+               "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
+        env.pop("PYTHONPATH", None)
+        started = time.perf_counter()
+        done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                               str(playbook)], cwd=folder, env=env, capture_output=True, text=True,
+                              check=False)
+        seconds = time.perf_counter() - started
+        written = len(list(root.iterdir()))
+    if done.returncode != 0 or written != (count if workload == "copy" else 0):
+        sys.exit(f"{kind} run of {count} failed (rc {done.returncode}, {written} files):\n"
                  f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return seconds
 
