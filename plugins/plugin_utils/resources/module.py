@@ -141,14 +141,31 @@ class AnsibleModule(Resource):
 
     # -- life cycle ------------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        self._claim(properties)
+        return self._converge(properties)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Rerun the module with the new arguments (only the in-place ones changed)."""
+        return self._converge(properties)
+
+    def _converge(self, properties: Mapping[str, Any]) -> Outcome:
         host = self._host(properties)
         call = ModuleCall(str(properties["module"]), dict(properties.get("args") or {}))
         result = self._run(host, call, properties)
         return self._outcome(host, properties, result)
 
-    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
-        """Rerun the module with the new arguments (only the in-place ones changed)."""
-        return self.handle_create(properties)
+    def _claim(self, properties: Mapping[str, Any]) -> None:
+        """Record the thing's identity before the module makes it, when the
+        arguments name it (path, dest, name): a run killed while the module ran
+        leaves a record of what it may have made, never an untracked thing."""
+        if properties.get("physical_id"):
+            return  # an id the module returns: not known before it runs
+        args = properties.get("args") or {}
+        for key in IDENTITY_KEYS:
+            value = args.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+                self.runtime.claim_physical_id(self.name, str(value))
+                return
 
     def handle_delete(self, current: ResourceState) -> None:
         properties = current.properties
@@ -211,7 +228,10 @@ class AnsibleModule(Resource):
         if retired.physical_id != live.physical_id:
             return False
         where = live.data.get("host")
-        return where is None or where == retired.data.get("host")
+        # A record whose create never finished (a killed run) names no host yet:
+        # it was made, if at all, where its properties say.
+        was = retired.data.get("host") or self._host_name(retired.properties)
+        return where is None or where == was
 
     # -- check mode -----------------------------------------------------------------------
     def check_change(self, current: ResourceState | None,
