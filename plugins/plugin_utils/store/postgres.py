@@ -38,6 +38,7 @@ from .base import (
 )
 from .rows import (
     event_record,
+    resource_values,
     hook_record,
     keyring_record,
     revision_record,
@@ -498,26 +499,7 @@ class PostgresStore(Store):
             " implementation = excluded.implementation, metadata = excluded.metadata,"
             " update_policy = excluded.update_policy, requires = excluded.requires,"
             " position = excluded.position, keep_until = '', updated = excluded.updated",
-            (
-                stack_id,
-                state.name,
-                state.type,
-                state.action,
-                state.status,
-                state.status_reason,
-                state.physical_id,
-                self._json(state.properties),
-                self._json(state.data),
-                state.nested_stack_id,
-                state.deletion_policy,
-                state.implementation,
-                self._json(state.metadata),
-                self._json(state.update_policy),
-                self._json(list(requires)),
-                position,
-                retired_in,
-                utc_now(),
-            ),
+            resource_values(stack_id, state, requires, position, retired_in, self._json),
         )
 
     def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None:

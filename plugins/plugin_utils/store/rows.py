@@ -1,6 +1,7 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rows of the store's tables turned into records, for every backend.
+"""Rows of the store's tables turned into records, and a resource into its row,
+for every backend.
 
 The tables are the same everywhere; only how JSON columns come back differs
 (SQLite: text to decode; PostgreSQL: already decoded), so each backend passes
@@ -9,7 +10,7 @@ its ``decode``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..resources.base import ResourceState
@@ -20,10 +21,12 @@ from .base import (
     RevisionRecord,
     StackRecord,
     StoredResource,
+    utc_now,
 )
 
 Row = Mapping[str, Any]
 Decode = Callable[[Any], Any]
+Encode = Callable[[Any], Any]
 
 
 def stack_record(row: Row, decode: Decode) -> StackRecord:
@@ -97,3 +100,15 @@ def hook_record(row: Row) -> HookRecord:
 
 def keyring_record(row: Row) -> KeyringRecord:
     return KeyringRecord(row["stack_id"], row["salt"], row["key_check"], row["secrets"], row["updated"])
+
+
+def resource_values(stack_id: str, state: ResourceState, requires: Sequence[str], position: int,
+                    retired_in: int, encode: Encode) -> tuple[Any, ...]:
+    """A resource's row in column order, ``keep_until`` (always reset) left out:
+    each backend encodes JSON columns its own way."""
+    return (
+        stack_id, state.name, state.type, state.action, state.status, state.status_reason,
+        state.physical_id, encode(state.properties), encode(state.data), state.nested_stack_id,
+        state.deletion_policy, state.implementation, encode(state.metadata),
+        encode(state.update_policy), encode(list(requires)), position, retired_in, utc_now(),
+    )

@@ -36,6 +36,7 @@ from .base import (
 )
 from .rows import (
     event_record,
+    resource_values,
     hook_record,
     keyring_record,
     revision_record,
@@ -410,26 +411,7 @@ class SqliteStore(Store):
         self._write(
             "INSERT OR REPLACE INTO resources VALUES"
             " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
-            (
-                stack_id,
-                state.name,
-                state.type,
-                state.action,
-                state.status,
-                state.status_reason,
-                state.physical_id,
-                json.dumps(state.properties),
-                json.dumps(state.data),
-                state.nested_stack_id,
-                state.deletion_policy,
-                state.implementation,
-                json.dumps(state.metadata),
-                json.dumps(state.update_policy),
-                json.dumps(list(requires)),
-                position,
-                retired_in,
-                utc_now(),
-            ),
+            resource_values(stack_id, state, requires, position, retired_in, json.dumps),
         )
 
     def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None:
