@@ -29,7 +29,6 @@ import json
 import os
 import random
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -42,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from processes import kill_tree
 
 REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
 BIN = REPO / ".venv" / "bin"
@@ -277,50 +278,6 @@ def run_watched(playbook: Path, store: Path, events_before: int, kill_after: flo
         kill_tree(process.pid)
         process.communicate()
         return None, first_write
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL ``pid`` and all its descendants at once: first stop them all (so
-    none forks or acts in between), then kill them."""
-    stopped: set[int] = set()
-    while True:
-        tree = {pid} | descendants(pid)
-        fresh = tree - stopped
-        if not fresh:
-            break
-        for member in fresh:
-            _signal(member, signal.SIGSTOP)
-        stopped |= fresh
-    for member in stopped:
-        _signal(member, signal.SIGKILL)
-
-
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
-                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _signal(pid: int, number: int) -> None:
-    try:
-        os.kill(pid, number)
-    except ProcessLookupError:
-        pass
 
 
 # -- checks ---------------------------------------------------------------------------

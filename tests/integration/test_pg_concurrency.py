@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import BIN, INSTALLED, REPO, write_template
+from processes import kill_tree
 
 # The throwaway PostgreSQL server of the store suite (a module, not a conftest.py).
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
@@ -121,23 +121,6 @@ def _has_tables(url: str) -> bool:
     return bool(_rows(url, "SELECT 1 FROM pg_tables WHERE tablename = 'locks'"))
 
 
-def _process_tree(pid: int) -> list[int]:
-    """A process and all its descendants, from /proc."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children[int(fields[1])].append(int(entry.name))
-    tree, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        tree.append(current)
-        todo.extend(children.get(current, []))
-    return tree
-
-
 def _runs_of(url: str, stack: str) -> list[tuple[int, int, list[tuple]]]:
     """The stack's events in id order (one sequence for every stack: a clock),
     cut into runs: (first id, last id, events) from 'started' to its end."""
@@ -187,8 +170,7 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
     finally:
         for _stack, _run, _dump, process in started:
             if process.poll() is None:  # the test failed before its end: leave nothing behind
-                for pid in _process_tree(process.pid):
-                    os.kill(pid, signal.SIGKILL)
+                kill_tree(process.pid)
 
     succeeded = defaultdict(list)
     for run, result in results.items():
@@ -245,8 +227,7 @@ def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
         # The whole job dies at once (an AWX container killed, an OOM kill): the
         # ansible-playbook process and its task worker, which holds the lock
         # (Ansible gives each worker a session of its own).
-        for pid in _process_tree(killed.pid):
-            os.kill(pid, signal.SIGKILL)
+        kill_tree(killed.pid)
         killed.communicate(timeout=60)
     # The server ends the dead job's session, and its advisory lock goes with it.
     _wait_until(lambda: not _rows(pg_url, "SELECT 1 FROM pg_stat_activity"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from conftest import BIN, INSTALLED, run_playbook, store_rows, write_template
+from processes import kill_tree
 
 FILES = """\
     heat_template_version: 2018-08-31
@@ -193,27 +193,6 @@ def test_rollback_from_a_run_killed_in_progress(run_tasks, tmp_path, store_url):
     assert rolled["stack_status"] == "ROLLBACK_COMPLETE", rolled
     assert rolled["rollback"]["restored"] == ["config"]
     assert files_in(folder) == {"first.conf": "v1"}
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL a process and every process below it (found through /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    doomed, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        doomed.append(current)
-        queue.extend(children.get(current, []))
-    for victim in doomed:
-        try:
-            os.kill(victim, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _wait_for(store_url: str, query: str, seconds: float = 60) -> None:

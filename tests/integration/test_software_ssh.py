@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from conftest import BIN, EXAMPLES, INSTALLED, store_rows
-from crash_campaign import kill_tree
+from processes import kill_tree
 from ssh_hosts import SshHosts, start_hosts, wait_for
 
 SOFTWARE = EXAMPLES / "software" / "app_software.yaml"
