@@ -7,16 +7,12 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test unit integration sanity bench fuzz clean
+.PHONY: venv install demo test test-deps unit integration sanity bench fuzz clean
 
 venv: $(BIN)/.installed
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
-	bash scripts/find_python.sh $(PYTHON) > /dev/null
-	$$(bash scripts/find_python.sh $(PYTHON)) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements-dev.txt
-	touch $@
+	bash scripts/venv.sh $(PYTHON)
 
 # The collection as users install it: built with ansible-galaxy, installed from the tarball.
 install: venv
@@ -27,13 +23,18 @@ install: venv
 demo: install
 	bash scripts/demo.sh
 
-test: install
+test: install test-deps
 	bash scripts/test.sh
 
-unit: venv
+# The machine's packages the tests need (PostgreSQL, sshd, iproute2), installed
+# with apt-get when missing and run as root; otherwise it says what to install.
+test-deps:
+	bash scripts/test_deps.sh
+
+unit: venv test-deps
 	bash scripts/test.sh unit
 
-integration: install
+integration: install test-deps
 	bash scripts/test.sh integration
 
 sanity: venv
@@ -43,7 +44,7 @@ clean:
 	rm -rf $(BUILD)
 
 # bench_modules.py runs ansible-playbook against the installed collection.
-bench: install
+bench: install test-deps
 	bash scripts/test.sh bench
 
 # The long bad-input run: the whole corpus with figures, and fuzzing with

@@ -10,8 +10,8 @@ one before, ``wait`` = 50 wide with ``wait_secs: 1``; ``update`` changes the val
 of every resource (in place); ``preview`` is check mode on a 10,000-resource
 template against a stack created from the same template with other values.
 ``throughput`` is applies per second of small stacks (5 TestResources each, every
-apply a new stack) on SQLite and on PostgreSQL (a throwaway server started with
-../shared/testbed/pg_throwaway.sh): one process after the other, then N processes
+apply a new stack) on SQLite and on PostgreSQL (a throwaway server, as the tests start
+it: tests/postgres_server.py): one process after the other, then N processes
 at once on distinct stacks.
 Usage: make bench  (or: PYTHONPATH=.build/collections .venv/bin/python benchmarks/bench.py)
        benchmarks/bench.py --only throughput --throughput-n 40 --parallel 4
@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -44,6 +42,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_s
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from postgres_server import throwaway_postgres  # noqa: E402 pylint: disable=wrong-import-position
+
 SMALL_STACK = 5  # resources per stack in the throughput scenario
 
 # Measured with the real Heat engine on this kind of machine (../shared/peer/heat/RESULTS.md).
@@ -151,30 +152,10 @@ def _throughput(url: str, label: str, count: int, parallel: int) -> list[dict[st
     return rows
 
 
-class ThrowawayPostgres:
-    """A PostgreSQL server for the benchmark only (../shared/testbed/pg_throwaway.sh)."""
-
-    def __init__(self) -> None:
-        shared = Path(os.environ.get("HOTPLAY_SHARED") or REPO.parent / "shared")
-        self.script = shared / "testbed" / "pg_throwaway.sh"
-        self.directory = ""
-
-    def __enter__(self) -> str:
-        started = subprocess.run(["bash", str(self.script), "start"], capture_output=True, text=True,
-                                 check=True, timeout=300)
-        exported = dict(re.findall(r"^export (\w+)=(.*)$", started.stdout, re.MULTILINE))
-        self.directory = shlex.split(exported["PGTB_DIR"])[0]
-        return shlex.split(exported["DATABASE_URL"])[0]
-
-    def __exit__(self, *exc_info: object) -> None:
-        subprocess.run(["bash", str(self.script), "stop", self.directory], check=False,
-                       capture_output=True, timeout=120)
-
-
 def throughput(count: int, parallel: int) -> None:
     folder = Path(tempfile.mkdtemp())
     rows = _throughput(f"sqlite:///{folder}/bench.db", "sqlite", count, parallel)
-    with ThrowawayPostgres() as url:
+    with throwaway_postgres() as url:
         rows += _throughput(url, "postgresql", count, parallel)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"apply throughput, new stacks of {SMALL_STACK} resources (engine in-process, no Ansible start-up;"

@@ -1,58 +1,29 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixtures: a throwaway PostgreSQL server (once per test session), and a store of
-each backend with a fresh database per test."""
+"""Fixtures: a throwaway PostgreSQL server (once per test session and xdist worker,
+tests/postgres_server.py), and a store of each backend with a fresh database per test."""
 
 from __future__ import annotations
 
-import os
-import re
-import shlex
-import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[4]
-
-
-def _shared_dir() -> Path:
-    return Path(os.environ.get("HOTPLAY_SHARED") or REPO.parent / "shared")
-
-
-def _parse_exports(text: str) -> dict[str, str]:
-    exported = {}
-    for line in text.splitlines():
-        match = re.match(r"^export ([A-Z_][A-Z0-9_]*)=(.*)$", line.strip())
-        if match:
-            exported[match.group(1)] = shlex.split(match.group(2))[0] if match.group(2) else ""
-    return exported
+sys.path.insert(0, str(REPO / "tests"))
+from postgres_server import ServerMissing, throwaway_postgres  # noqa: E402 pylint: disable=wrong-import-position
 
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """A throwaway PostgreSQL cluster (../shared/testbed/pg_throwaway.sh): its PG* variables."""
-    script = _shared_dir() / "testbed" / "pg_throwaway.sh"
-    if not script.is_file():
-        pytest.fail(f"cannot start PostgreSQL for the store tests: {script} not found "
-                    "(set HOTPLAY_SHARED to the shared folder)", pytrace=False)
-    started = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True,
-                             check=False, timeout=300)
-    exported = _parse_exports(started.stdout)
-    if started.returncode != 0 or "DATABASE_URL" not in exported:
-        if exported.get("PGTB_DIR"):
-            subprocess.run(["bash", str(script), "stop", exported["PGTB_DIR"]], check=False)
-        pytest.fail(
-            "cannot start PostgreSQL for the store tests (CI installs Debian's postgresql): "
-            f"{script} start exited {started.returncode}\n{started.stderr[-2000:]}",
-            pytrace=False,
-        )
+    """The admin URL of a throwaway PostgreSQL server, as ``{"DATABASE_URL": url}``."""
     try:
-        yield exported
-    finally:
-        subprocess.run(["bash", str(script), "stop", exported["PGTB_DIR"]], check=False,
-                       capture_output=True, timeout=120)
+        with throwaway_postgres() as url:
+            yield {"DATABASE_URL": url}
+    except ServerMissing as missing:
+        pytest.fail(f"cannot start PostgreSQL for the store tests: {missing}", pytrace=False)
 
 
 @pytest.fixture
