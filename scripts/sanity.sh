@@ -8,9 +8,8 @@
 #   SANITY_ARGS="--test validate-modules" scripts/sanity.sh ansible-test
 #
 # Runs offline apart from PyPI: ansible-test wants to download a pip bootstrap
-# script from a site these machines cannot reach, so the test bed's stand-in
-# (../shared/testbed/ansible_test_get_pip_shim.py, relative to the repository) is
-# installed into ansible-test's cache first.  The first run builds ansible-test's
+# script from a site these machines cannot reach, so our stand-in
+# (scripts/ansible_test_get_pip.py) is put into ansible-test's cache first.  The first run builds ansible-test's
 # per-test virtual environments (about 2-2.5 min); later runs reuse them.
 #
 # ansible-test must run from a directory named ansible_collections/<ns>/<name>,
@@ -55,7 +54,7 @@ status=0
 # --- ansible-test sanity -------------------------------------------------------
 run_ansible_test() {
   # The pip version ansible-test bootstraps into its venvs names the cache file.
-  local pip_version shim cache
+  local pip_version cache
   pip_version=$(python - <<'EOF'
 import importlib.util, pathlib, re
 package = pathlib.Path(importlib.util.find_spec('ansible_test').origin).parent
@@ -63,16 +62,9 @@ source = (package / '_internal' / 'python_requirements.py').read_text()
 print(re.search(r"pip='([0-9.]+)'", source).group(1))
 EOF
 )
-  shim=$(cd "$root/.." && pwd)/shared/testbed/ansible_test_get_pip_shim.py
   cache=$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py
-  if [[ ! -f $cache ]]; then
-    if [[ ! -f $shim ]]; then
-      echo "no pip bootstrap script at $cache and no shim at $shim: ansible-test would download it" >&2
-      return 1
-    fi
-    mkdir -p "$(dirname "$cache")"
-    cp "$shim" "$cache"
-  fi
+  mkdir -p "$(dirname "$cache")"
+  cp "$root/scripts/ansible_test_get_pip.py" "$cache"
   # shellcheck disable=SC2086  # SANITY_ARGS is a list of words on purpose
   (cd "$collection" && ansible-test sanity --python "$python_version" --venv \
       --color "$([[ -t 1 ]] && echo yes || echo no)" ${SANITY_ARGS:-})
