@@ -132,7 +132,7 @@ class PlayHost:
                 handler, lambda: self._context.copy().run(self._run_handler, handler, variables))
         except AnsibleConnectionFailure as error:
             result = {"unreachable": True, "msg": str(error)}
-        return self._reached(result)
+        return self._reached(_with_message(result))
 
     def run_tasks(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
         """An ``ansible`` config: each task one module call, its arguments templated
@@ -285,6 +285,18 @@ class PlayHost:
             self.unreachable = str(result.get("msg", "unreachable"))
             raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
         return result
+
+
+def _with_message(result: dict[str, Any]) -> dict[str, Any]:
+    """A module that raised gives, since ansible-core 2.19, no ``msg`` but an error
+    summary under ``exception``: its message becomes the msg, as Ansible's own
+    callback shows it."""
+    summary = result.get("exception")
+    if not result.get("failed") or result.get("msg") or summary is None:
+        return result
+    event = getattr(summary, "event", None)
+    message = getattr(event, "msg", None) or getattr(summary, "error_message", None)
+    return {**result, "msg": str(message)} if message else result
 
 
 def _become_plugin(task: Any, cvars: dict[str, Any], templar: Any) -> Any:

@@ -384,3 +384,29 @@ def test_twenty_module_resources_on_one_host_run_side_by_side_and_leave_no_tempo
     assert most_at_once(deleted["events"], "many", "DELETE") > 1
     assert list(root.iterdir()) == []
     assert list(remote_tmp.iterdir()) == [] and list(local_tmp.iterdir()) == []
+
+
+def test_a_module_that_raises_fails_the_resource_saying_what_it_raised(run_tasks, tmp_path):
+    # Since ansible-core 2.19 a module that raises returns no msg, only an error summary.
+    library = tmp_path / "library"
+    library.mkdir()
+    (library / "cloud_probe.py").write_text(
+        "from ansible.module_utils.basic import AnsibleModule\n\n\n"
+        "def main():\n"
+        "    AnsibleModule(argument_spec={'name': {'type': 'str'}})\n"
+        "    raise ConnectionError('the probe could not reach its cloud')\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n")
+    template = write_template(tmp_path, "probe.yaml", """\
+        heat_template_version: 2021-04-16
+        resources:
+          probe:
+            type: Hotplay::Ansible::Module
+            properties: {module: ansible.legacy.cloud_probe, args: {name: db}}
+        """)
+    run = run_tasks([{"hotplay.stacks.stack": {"name": "probe", "template": str(template)},
+                      "register": "applied"}], env={"ANSIBLE_LIBRARY": str(library)})
+    applied = run.results["applied"]
+    assert applied["stack_status"] == "CREATE_FAILED"
+    assert "ansible.legacy.cloud_probe on localhost: the probe could not reach its cloud" \
+        in applied["stack_status_reason"], applied["stack_status_reason"]

@@ -292,8 +292,7 @@ class AnsibleModule(Resource):
                               no_log=bool(secrets))
         result = _masked(_plain(raw), secrets)
         if result.get("failed") and not check:
-            message = str(result.get("msg") or "failed (the module gave no msg)")
-            raise self.fail(f"{call.module} on {host.name}: {message}", "Error")
+            raise self.fail(f"{call.module} on {host.name}: {failure_text(result)}", "Error")
         return result
 
     def _outcome(self, host: ModuleHost, properties: Mapping[str, Any],
@@ -368,6 +367,21 @@ def _masked(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_masked(item, secrets) for item in value]
     return value
+
+
+def failure_text(result: Mapping[str, Any]) -> str:
+    """What a failed module result says went wrong: its msg, else what it printed,
+    else its return code and its keys (a failure never reads as an empty message)."""
+    parts = [_tail(str(result[key])) for key in ("msg", "module_stderr", "module_stdout", "stderr")
+             if str(result.get(key) or "").strip()]
+    if "rc" in result:
+        parts.append(f"rc={result['rc']}")
+    return "; ".join(parts) or f"failed, with nothing said (result keys: {', '.join(sorted(result))})"
+
+
+def _tail(text: str, limit: int = 1500) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
 
 
 def _dig(value: Any, path: str) -> Any:

@@ -118,7 +118,9 @@ class _locked_state:  # noqa: N801 - used as a context manager
         self.handle.seek(0)
         self.handle.truncate()
         self.handle.write(json.dumps(self.cloud))
-        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        # Closing flushes the write, then drops the lock.  Unlocking first let the next
+        # module read the file between the truncate and the flush, and both writes then
+        # landed (append mode): "Extra data" for the module after them, under load.
         self.handle.close()
 
 
