@@ -21,4 +21,4 @@ case "$what" in
          exec .venv/bin/python benchmarks/bench_modules.py ;;
   *) echo "usage: $0 [unit|integration|all|bench]" >&2; exit 2 ;;
 esac
-exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
+exec .venv/bin/python -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"

@@ -19,10 +19,12 @@ import pwd
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+import psycopg
 from pytest_postgresql.executors import PostgreSQLExecutor
 
 PG_CTL = Path(__file__).resolve().parent / "pg_ctl_as_owner.sh"
@@ -63,6 +65,20 @@ def _directory_for_the_server() -> Path:
     return directory
 
 
+def _wait_until_ready(url: str, seconds: float = 60) -> None:
+    """The executor returns once the port listens, but the server still refuses
+    sessions while it starts up ("the database system is starting up")."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=5).close()
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 @contextmanager
 def throwaway_postgres() -> Iterator[str]:
     """Start a server on 127.0.0.1 (a free port, its socket in its own directory) and
@@ -75,9 +91,11 @@ def throwaway_postgres() -> Iterator[str]:
         executable=str(PG_CTL), host="127.0.0.1", port=port, datadir=str(directory / "data"),
         unixsocketdir=str(directory), logfile=str(directory / "server.log"), startparams="-w",
         dbname="postgres", user="postgres", postgres_options=SERVER_OPTIONS, timeout=120)
+    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
     try:
         server.start()
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        _wait_until_ready(url)
+        yield url
     finally:
         try:
             server.stop()
