@@ -1,0 +1,115 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shipped playbooks run by ansible-runner, the engine AWX runs its jobs with:
+what AWX shows and keeps of a job is runner's job events and artifacts.  The store
+credential reaches the job as environment variables, as AWX's credential type
+injects it (extensions/awx/credential_type.yml), and a hidden parameter comes as an
+extra variable, as a survey's password answer does."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+import pytest
+import yaml
+
+from conftest import BIN, INSTALLED, store_rows, write_template
+
+SECRET = "pa'ss\"w0rd with $pace"  # quotes and a dollar: every encoding differs from the text
+STORE_KEY = "runner-store-key-passphrase"
+TEMPLATE = """\
+    heat_template_version: 2021-04-16
+    parameters:
+      db_password: {type: string, hidden: true}
+      replicas: {type: number, default: 2}
+    resources:
+      password_file:
+        type: OS::Heat::Value
+        properties: {value: {get_param: db_password}}
+      db:
+        type: OS::Heat::TestResource
+        properties: {value: {str_replace: {template: "db:N", params: {N: {get_param: replicas}}}}}
+      cache:
+        type: OS::Heat::TestResource
+        properties: {value: cache}
+      app:
+        type: OS::Heat::TestResource
+        depends_on: [db, cache, password_file]
+        properties: {value: app}
+    outputs:
+      db: {value: {get_attr: [db, output]}}
+    """
+
+
+def run_job(tmp_path: Path, playbook: str, extravars: dict[str, Any]) -> ansible_runner.Runner:
+    private = tmp_path / "job"
+    (private / "project").mkdir(parents=True, exist_ok=True)
+    return ansible_runner.run(
+        private_data_dir=str(private), playbook=playbook, project_dir=str(private / "project"),
+        inventory="localhost ansible_connection=local", extravars=extravars, quiet=True,
+        envvars={"ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
+                 "HOTPLAY_STORE": f"sqlite:///{tmp_path / 'store.db'}", "HOTPLAY_STORE_KEY": STORE_KEY,
+                 "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_NOCOLOR": "1"},
+        settings={"suppress_ansible_output": True})
+
+
+@pytest.fixture
+def applied(tmp_path: Path) -> ansible_runner.Runner:
+    template = write_template(tmp_path, "web.yaml", TEMPLATE)
+    return run_job(tmp_path, "hotplay.stacks.apply",
+                   {"stack": "web", "template": str(template), "parameters": {"db_password": SECRET}})
+
+
+def test_a_job_shows_each_resource_as_it_happens_and_publishes_its_stats(applied):
+    assert (applied.status, applied.rc) == ("successful", 0), applied.stdout.read()
+    events = list(applied.events)
+    apply_task = next(i for i, e in enumerate(events) if e["event"] == "playbook_on_task_start"
+                      and e["event_data"].get("task") == "Apply the stack, or preview it in check mode")
+    done = next(i for i, e in enumerate(events) if i > apply_task and e["event"] == "runner_on_ok")
+    # AWX streams these lines while the task runs: they come between its start and its result.
+    progress = [e["stdout"] for e in events[apply_task:done] if e["event"] == "verbose"]
+    for resource in ("password_file", "db", "cache", "app"):
+        assert f"[web] {resource}: CREATE_COMPLETE" in progress, progress
+    assert progress.index("[web] app: CREATE_COMPLETE") > progress.index("[web] db: CREATE_COMPLETE")
+
+    stats = next(e for e in events if e["event"] == "playbook_on_stats")["event_data"]["artifact_data"]
+    summary = stats["hotplay_stack"]
+    assert (summary["stack"], summary["status"], summary["revision"]) == ("web", "CREATE_COMPLETE", 1)
+    assert summary["outputs"] == {"db": "db:2"}
+
+
+def secret_forms(secret: str) -> list[str]:
+    """The secret as JSON, Python's repr and a shell would write it, and as is."""
+    return sorted({secret, json.dumps(secret)[1:-1], repr(secret)[1:-1], shlex.quote(secret)})
+
+
+def test_no_secret_in_any_artifact_or_in_the_store(applied, tmp_path):
+    assert applied.status == "successful", applied.stdout.read()
+    artifacts = Path(applied.config.artifact_dir)
+    files = [p for p in artifacts.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "job_events" for p in files)  # the events AWX keeps are here
+    for path in files + [tmp_path / "store.db"]:
+        text = path.read_bytes().decode("utf-8", "replace")
+        for form in secret_forms(SECRET):
+            assert form not in text, f"{form!r} in {path}"
+    assert store_rows(f"sqlite:///{tmp_path / 'store.db'}", "SELECT name FROM stacks") == [("web",)]
+
+
+def test_the_rollback_job_of_a_survey_goes_back_a_revision(tmp_path):
+    template = write_template(tmp_path, "web.yaml", TEMPLATE)
+    for replicas in (2, 3):
+        job = run_job(tmp_path, "hotplay.stacks.apply", {
+            "stack": "web", "template": str(template),
+            "parameters": {"db_password": SECRET, "replicas": replicas}})
+        assert job.status == "successful", job.stdout.read()
+    rolled = run_job(tmp_path, "hotplay.stacks.rollback", {"stack": "web"})
+    assert rolled.status == "successful", rolled.stdout.read()
+    stats = next(e for e in rolled.events if e["event"] == "playbook_on_stats")["event_data"]["artifact_data"]
+    assert (stats["hotplay_rollback"]["status"], stats["hotplay_rollback"]["target_revision"]) == ("ROLLBACK_COMPLETE", 1), stats
+    assert yaml.safe_dump(stats).count(SECRET) == 0
+    [(outputs,)] = store_rows(f"sqlite:///{tmp_path / 'store.db'}", "SELECT outputs FROM stacks WHERE name = 'web'")
+    assert "db:2" in outputs
