@@ -109,7 +109,8 @@ def test_the_rollback_job_of_a_survey_goes_back_a_revision(tmp_path):
     rolled = run_job(tmp_path, "hotplay.stacks.rollback", {"stack": "web"})
     assert rolled.status == "successful", rolled.stdout.read()
     stats = next(e for e in rolled.events if e["event"] == "playbook_on_stats")["event_data"]["artifact_data"]
-    assert (stats["hotplay_rollback"]["status"], stats["hotplay_rollback"]["target_revision"]) == ("ROLLBACK_COMPLETE", 1), stats
+    summary = stats["hotplay_rollback"]
+    assert (summary["status"], summary["target_revision"]) == ("ROLLBACK_COMPLETE", 1), summary
     assert yaml.safe_dump(stats).count(SECRET) == 0
     [(outputs,)] = store_rows(f"sqlite:///{tmp_path / 'store.db'}", "SELECT outputs FROM stacks WHERE name = 'web'")
     assert "db:2" in outputs
