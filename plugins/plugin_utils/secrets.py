@@ -32,6 +32,7 @@ import hashlib
 import hmac
 import json
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -343,5 +344,9 @@ class SecretValues:
 
 
 def _forms(atom: str) -> set[str]:
-    """The ways a secret can appear in stored text: as it is, and JSON-escaped."""
-    return {atom, json.dumps(atom)[1:-1], json.dumps(atom, ensure_ascii=False)[1:-1]}
+    """The ways a secret can appear in text: as it is, as Python's repr and ascii
+    write it inside quotes (error messages quote values so), shell-quoted, and each
+    of these JSON-escaped (inside JSON documents and results)."""
+    written = {atom, repr(atom)[1:-1], ascii(atom)[1:-1], shlex.quote(atom)}
+    return {form for text in written
+            for form in (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1])}

@@ -8,7 +8,9 @@ without a key, runs are refused as documented and views show ******."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -189,3 +191,37 @@ def test_without_a_key_a_hidden_default_still_works(run_tasks, store_url, tmp_pa
     run = run_tasks([stack("plain", str(template))], env={"HOTPLAY_STORE_KEY": ""})
     assert run.results["plain"]["stack_status"] == "CREATE_COMPLETE", run.results["plain"]
     assert run.results["plain"]["parameters"] == {"token": "******"}
+
+
+# Secrets with characters that each encoding writes differently: quotes of both kinds
+# (Python's repr escapes one), a backslash, a dollar (shell), non-ASCII, a newline.
+AWKWARD = ["it's \"quoted\"", "back\\slash$HOME", "pässwörd ✓ 密码", "two\nlines\ttab", "'; rm -rf / #"]
+
+
+def encodings(secret: str) -> set[str]:
+    written = {secret, repr(secret)[1:-1], ascii(secret)[1:-1], shlex.quote(secret)}
+    return written | {json.dumps(text)[1:-1] for text in written} | {
+        json.dumps(text, ensure_ascii=False)[1:-1] for text in written}
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("secret", AWKWARD, ids=range(len(AWKWARD)))
+def test_awkward_secrets_are_masked_in_every_encoding(run_tasks, store_url, tmp_path, secret):
+    app = str(write_template(tmp_path, "app.yaml", APP))
+    bad = str(write_template(tmp_path, "bad.yaml", BAD))
+    env = {"HOTPLAY_STORE_KEY": KEY, "SECRET_PW": secret, "ANSIBLE_VERBOSITY": "3"}
+    run = run_tasks([
+        stack("app", app, parameters={"db_password": PASSWORD}, nested_depth=1),
+        # the failure message quotes the value as Python's repr writes it
+        {"hotplay.stacks.stack": {"name": "bad", "template": bad, "parameters": {"db_password": PASSWORD}},
+         "register": "bad"},
+    ], env=env)
+    assert run.results["app"]["stack_status"] == "CREATE_COMPLETE", run.results["app"]
+    assert run.results["bad"]["stack_status"] == "CREATE_FAILED"
+    assert "could not convert string to float: " in run.results["bad"]["msg"]
+    assert "******" in run.results["bad"]["msg"].rsplit(":", 1)[1]
+    places = {"stdout": run.stdout, "stderr": run.stderr}
+    places.update({str(p): p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()})
+    for form in encodings(secret):
+        for where, text in places.items():
+            assert form not in text, f"{form!r} is in {where}"
