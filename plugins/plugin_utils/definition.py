@@ -408,8 +408,9 @@ class StackDefinition:
                     f'The specified reference "{needed}" (in {name}) is incorrect.',
                     path=f"{path}.depends_on",
                 )
-        # A dependency on a resource whose condition is false is dropped, as Heat.
-        return tuple(n for n in names if n != name and self.resource_enabled(n))
+        # A dependency on a resource whose condition is false is dropped, as Heat; one on
+        # itself stays, and the graph check refuses it as Heat does (a circular dependency).
+        return tuple(n for n in names if self.resource_enabled(n))
 
     def resource_enabled(self, name: str) -> bool:
         """True when the template declares ``name`` and its condition holds."""
