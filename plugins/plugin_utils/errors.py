@@ -68,9 +68,19 @@ class ResourceFailure(HotplayError):
 class StackLocked(HotplayError):
     """Another run holds this stack's lock."""
 
+    @classmethod
+    def held_by(cls, stack_name: str, holder: str, pid: object, host: str, since: str) -> "StackLocked":
+        """The refusal naming the run that holds the lock (its ``locks`` row)."""
+        return cls(f'Stack "{stack_name}" is locked by {holder} (pid {pid} on {host}, since {since})')
+
 
 class StackNotFound(HotplayError):
     """No stack of that name in the store."""
+
+    @classmethod
+    def named(cls, name: str) -> "StackNotFound":
+        """Heat's wording for a stack that does not exist."""
+        return cls(f"The Stack ({name}) could not be found.")
 
 
 class StoreError(HotplayError):
