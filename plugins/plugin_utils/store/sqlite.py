@@ -16,127 +16,28 @@ import os
 import socket
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import StackLocked, StackNotFound, StoreError
-from ..secrets import new_salt
-from ..resources.base import ResourceState
-from .base import (
-    EventRecord,
-    HookRecord,
-    KeyringRecord,
-    RevisionRecord,
-    StackRecord,
-    Store,
-    StoredResource,
-    utc_now,
-)
-from .rows import (
-    event_record,
-    resource_values,
-    hook_record,
-    keyring_record,
-    revision_record,
-    stack_record,
-    stored_resource,
-)
+from ..errors import StackLocked, StoreError
+from .base import utc_now
+from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, in_list, insert_sql, quoted
 
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS stacks (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    parent_id TEXT REFERENCES stacks(id),
-    parent_resource TEXT,
-    action TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_reason TEXT NOT NULL DEFAULT '',
-    revision INTEGER NOT NULL DEFAULT 0,
-    outputs TEXT NOT NULL DEFAULT '{}',
-    output_errors TEXT NOT NULL DEFAULT '{}',
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    deleted INTEGER NOT NULL DEFAULT 0
-);
-CREATE UNIQUE INDEX IF NOT EXISTS stacks_live_name
-    ON stacks(name) WHERE deleted = 0 AND parent_id IS NULL;
-CREATE INDEX IF NOT EXISTS stacks_parent ON stacks(parent_id);
-CREATE TABLE IF NOT EXISTS revisions (
-    stack_id TEXT NOT NULL REFERENCES stacks(id),
-    revision INTEGER NOT NULL,
-    action TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_reason TEXT NOT NULL DEFAULT '',
-    created TEXT NOT NULL,
-    definition TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    outcome TEXT NOT NULL DEFAULT '{}',
-    finished TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (stack_id, revision)
-);
-CREATE TABLE IF NOT EXISTS resources (
-    stack_id TEXT NOT NULL REFERENCES stacks(id),
-    name TEXT NOT NULL,
-    type TEXT NOT NULL,
-    action TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_reason TEXT NOT NULL DEFAULT '',
-    physical_id TEXT NOT NULL DEFAULT '',
-    properties TEXT NOT NULL DEFAULT '{}',
-    data TEXT NOT NULL DEFAULT '{}',
-    nested_stack_id TEXT,
-    deletion_policy TEXT NOT NULL DEFAULT 'Delete',
-    implementation TEXT NOT NULL DEFAULT '',
-    metadata TEXT NOT NULL DEFAULT '{}',
-    update_policy TEXT NOT NULL DEFAULT '{}',
-    requires TEXT NOT NULL DEFAULT '[]',
-    position INTEGER NOT NULL DEFAULT 0,
-    retired_in INTEGER NOT NULL DEFAULT 0,
-    keep_until TEXT NOT NULL DEFAULT '',
-    updated TEXT NOT NULL,
-    PRIMARY KEY (stack_id, name, retired_in)
-);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    stack_id TEXT NOT NULL REFERENCES stacks(id),
-    resource_name TEXT NOT NULL,
-    action TEXT NOT NULL,
-    status TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    physical_id TEXT NOT NULL DEFAULT '',
-    time TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_stack ON events(stack_id, id);
-CREATE TABLE IF NOT EXISTS hooks (
-    stack_id TEXT NOT NULL REFERENCES stacks(id),
-    resource_name TEXT NOT NULL,
-    hook TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    created TEXT NOT NULL,
-    PRIMARY KEY (stack_id, resource_name, hook, revision)
-);
-CREATE TABLE IF NOT EXISTS stack_keys (
-    stack_id TEXT PRIMARY KEY,
-    salt TEXT NOT NULL,
-    key_check TEXT NOT NULL,
-    secrets TEXT NOT NULL DEFAULT '',
-    updated TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS locks (
-    stack_name TEXT PRIMARY KEY,
-    holder TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    pid_start TEXT NOT NULL,
-    acquired TEXT NOT NULL
-);
-"""
+DIALECT = Dialect(
+    placeholder="?",
+    json_type="TEXT",
+    flag_type="INTEGER",
+    false="0",
+    true="1",
+    serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
+    # The start time of the holder's process, so a reused pid is not taken for it.
+    lock_owner="pid_start TEXT NOT NULL",
+    live="deleted = 0",
+    text_order="",  # SQLite's default collation is byte order already
+    encode=json.dumps,
+    decode=json.loads,
+)
 
 
 def _create_private(path: str) -> None:
@@ -180,8 +81,10 @@ def _holder_alive(host: str, pid: int, pid_start: str) -> bool:
     return _process_start(pid) == pid_start
 
 
-class SqliteStore(Store):
+class SqliteStore(SqlStore):
     """The embedded store."""
+
+    dialect = DIALECT
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
@@ -202,9 +105,10 @@ class SqliteStore(Store):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
-            db.executescript(_SCHEMA)
+            for _version, statements in DIALECT.schema():
+                db.executescript(statements)
             # The tables above are created when missing, so an older file is at
-            # this version now (2: the stack_keys table of secrets).
+            # the newest version now (2: the stack_keys table of secrets).
             db.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
                 " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
@@ -254,10 +158,8 @@ class SqliteStore(Store):
             if rows:
                 row = rows[0]
                 if _holder_alive(row["host"], row["pid"], row["pid_start"]):
-                    raise StackLocked(
-                        f'Stack "{stack_name}" is locked by {row["holder"]} '
-                        f'(pid {row["pid"]} on {row["host"]}, since {row["acquired"]})'
-                    )
+                    raise StackLocked.held_by(
+                        stack_name, row["holder"], row["pid"], row["host"], row["acquired"])
             self._write(
                 "INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?, ?, ?)",
                 (stack_name, holder, socket.gethostname(), pid, _process_start(pid), utc_now()),
@@ -269,257 +171,31 @@ class SqliteStore(Store):
             (stack_name, holder, os.getpid()),
         )
 
-    # -- stacks ---------------------------------------------------------------------
-    def find_stack(self, name: str) -> StackRecord | None:
-        rows = self._read(
-            "SELECT * FROM stacks WHERE name = ? AND deleted = 0 AND parent_id IS NULL",
-            (name,),
-        )
-        return stack_record(rows[0], json.loads) if rows else None
-
-    def get_stack(self, stack_id: str) -> StackRecord:
-        rows = self._read("SELECT * FROM stacks WHERE id = ?", (stack_id,))
-        if not rows:
-            raise StackNotFound(f"The Stack ({stack_id}) could not be found.")
-        return stack_record(rows[0], json.loads)
-
-    def list_stacks(self) -> list[StackRecord]:
-        rows = self._read(
-            "SELECT * FROM stacks WHERE deleted = 0 AND parent_id IS NULL ORDER BY name"
-        )
-        return [stack_record(row, json.loads) for row in rows]
-
-    def child_stacks(self, stack_id: str) -> list[StackRecord]:
-        rows = self._read(
-            "SELECT * FROM stacks WHERE parent_id = ? AND deleted = 0 ORDER BY created, name",
-            (stack_id,),
-        )
-        return [stack_record(row, json.loads) for row in rows]
-
-    def create_stack(
-        self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
-        stack_id: str | None = None,
-    ) -> StackRecord:
-        stack_id = stack_id or str(uuid.uuid4())
-        now = utc_now()
-        self._write(
-            "INSERT INTO stacks(id, name, parent_id, parent_resource, action, status,"
-            " created, updated) VALUES (?, ?, ?, ?, 'INIT', 'COMPLETE', ?, ?)",
-            (stack_id, name, parent_id, parent_resource, now, now),
-        )
-        return self.get_stack(stack_id)
-
-    def set_stack_status(self, stack_id: str, action: str, status: str, reason: str) -> None:
-        self._write(
-            "UPDATE stacks SET action = ?, status = ?, status_reason = ?, updated = ?"
-            " WHERE id = ?",
-            (action, status, reason, utc_now(), stack_id),
-        )
-
-    def set_stack_outputs(
-        self, stack_id: str, outputs: Mapping[str, Any], errors: Mapping[str, str]
-    ) -> None:
-        self._write(
-            "UPDATE stacks SET outputs = ?, output_errors = ? WHERE id = ?",
-            (json.dumps(outputs), json.dumps(errors), stack_id),
-        )
-
-    def mark_stack_deleted(self, stack_id: str) -> None:
-        with self.transaction():
-            self._write("DELETE FROM resources WHERE stack_id = ?", (stack_id,))
-            self._write("UPDATE stacks SET deleted = 1 WHERE id = ?", (stack_id,))
-
-    # -- revisions ------------------------------------------------------------------
-    def add_revision(
-        self, stack_id: str, action: str, definition: Mapping[str, Any], digest: str
-    ) -> int:
-        with self.transaction():
-            rows = self._read(
-                "SELECT COALESCE(MAX(revision), 0) AS last FROM revisions WHERE stack_id = ?",
-                (stack_id,),
-            )
-            revision = rows[0]["last"] + 1
-            self._write(
-                "INSERT INTO revisions VALUES (?, ?, ?, 'IN_PROGRESS', '', ?, ?, ?, '{}', '')",
-                (stack_id, revision, action, utc_now(), json.dumps(definition), digest),
-            )
-            self._write("UPDATE stacks SET revision = ? WHERE id = ?", (revision, stack_id))
-        return revision
-
-    def finish_revision(
-        self, stack_id: str, revision: int, status: str, reason: str,
-        outcome: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._write(
-            "UPDATE revisions SET status = ?, status_reason = ?, outcome = ?, finished = ?"
-            " WHERE stack_id = ? AND revision = ?",
-            (status, reason, json.dumps(outcome or {}), utc_now(), stack_id, revision),
-        )
-
-    def revisions(self, stack_id: str) -> list[RevisionRecord]:
-        rows = self._read(
-            "SELECT * FROM revisions WHERE stack_id = ? ORDER BY revision", (stack_id,)
-        )
-        return [revision_record(row, json.loads) for row in rows]
-
-    # -- resources ------------------------------------------------------------------
-    def resources(self, stack_id: str) -> list[StoredResource]:
-        rows = self._read(
-            "SELECT * FROM resources WHERE stack_id = ? AND retired_in = 0 ORDER BY position, name",
-            (stack_id,),
-        )
-        return [stored_resource(row, json.loads) for row in rows]
-
-    def retired_resources(self, stack_id: str) -> list[StoredResource]:
-        rows = self._read(
-            "SELECT * FROM resources WHERE stack_id = ? AND retired_in > 0"
-            " ORDER BY retired_in, position, name",
-            (stack_id,),
-        )
-        return [stored_resource(row, json.loads) for row in rows]
-
-    def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
-        with self.transaction():
-            self._retire(stack_id, name, revision, keep_until)
-
-    def _retire(self, stack_id: str, name: str, revision: int, keep_until: str) -> None:
-        # A resource replaced twice in one revision keeps only its last old self.
-        self._write(
-            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
-            (stack_id, name, revision),
-        )
-        self._write(
-            "UPDATE resources SET retired_in = ?, keep_until = ?, updated = ?"
-            " WHERE stack_id = ? AND name = ? AND retired_in = 0",
-            (revision, keep_until, utc_now(), stack_id, name),
-        )
-
-    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int,
-                         keep_until: str = "") -> None:
-        with self.transaction():
-            self._retire(stack_id, name, revision, keep_until)
-            self._write(
-                "UPDATE resources SET retired_in = 0, keep_until = '', updated = ?"
-                " WHERE stack_id = ? AND name = ? AND retired_in = ?",
-                (utc_now(), stack_id, name, retired_in),
-            )
-
-    def save_resource(
-        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
-        retired_in: int = 0,
-    ) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO resources VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
-            resource_values(stack_id, state, requires, position, retired_in, json.dumps),
-        )
-
-    def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None:
-        self._write(
-            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
-            (stack_id, name, retired_in),
-        )
-
-    # -- hooks ----------------------------------------------------------------------
-    def hook_status(self, stack_id: str, resource_name: str, hook: str, revision: int) -> str | None:
-        rows = self._read(
-            "SELECT status FROM hooks WHERE stack_id = ? AND resource_name = ? AND hook = ?"
-            " AND revision = ?",
-            (stack_id, resource_name, hook, revision),
-        )
-        return rows[0]["status"] if rows else None
-
-    def set_hook(self, stack_id: str, resource_name: str, hook: str, revision: int, status: str) -> None:
-        self._write(
-            "INSERT INTO hooks VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT"
-            " (stack_id, resource_name, hook, revision) DO UPDATE SET status = excluded.status",
-            (stack_id, resource_name, hook, revision, status, utc_now()),
-        )
-
-    def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
-        rows = self._read(
-            "SELECT * FROM hooks WHERE stack_id = ? AND (? IS NULL OR status = ?)"
-            " ORDER BY created, resource_name",
-            (stack_id, status, status),
-        )
-        return [hook_record(row) for row in rows]
-
-    # -- secrets --------------------------------------------------------------------
-    def store_salt(self) -> str:
-        self._write("INSERT OR IGNORE INTO meta(key, value) VALUES ('secrets_salt', ?)", (new_salt(),))
-        return self._read("SELECT value FROM meta WHERE key = 'secrets_salt'")[0]["value"]
-
-    def keyring(self, stack_id: str) -> KeyringRecord | None:
-        rows = self._read("SELECT * FROM stack_keys WHERE stack_id = ?", (stack_id,))
-        return keyring_record(rows[0]) if rows else None
-
-    def save_keyring(self, record: KeyringRecord) -> None:
-        self._write(
-            "INSERT OR REPLACE INTO stack_keys VALUES (?, ?, ?, ?, ?)",
-            (record.stack_id, record.salt, record.key_check, record.secrets, record.updated or utc_now()),
-        )
-
-    # -- events ---------------------------------------------------------------------
-    def add_event(
-        self,
-        stack_id: str,
-        resource_name: str,
-        action: str,
-        status: str,
-        reason: str,
-        physical_id: str = "",
-    ) -> EventRecord:
-        now = utc_now()
-        cursor = self._write(
-            "INSERT INTO events(stack_id, resource_name, action, status, reason,"
-            " physical_id, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (stack_id, resource_name, action, status, reason, physical_id, now),
-        )
-        return EventRecord(
-            int(cursor.lastrowid or 0), stack_id, resource_name, action, status, reason,
-            physical_id, now,
-        )
-
-    def events(self, stack_id: str, after_id: int = 0) -> list[EventRecord]:
-        rows = self._read(
-            "SELECT * FROM events WHERE stack_id = ? AND id > ? ORDER BY id", (stack_id, after_id)
-        )
-        return [event_record(row) for row in rows]
+    def _insert_event(self, args: Sequence[Any]) -> int:
+        return int(self._write(EVENT_INSERT, args).lastrowid or 0)
 
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
     def stored_tables(self) -> dict[str, list[str]]:
         """Each table of the store with its columns."""
         names = [row["name"] for row in self._read(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {name: [column["name"] for column in self._read(f'PRAGMA table_info("{name}")')]
+        return {name: [column["name"] for column in self._read(f"PRAGMA table_info({quoted(name)})")]
                 for name in names}
 
     def stored_rows(self, table: str, column: str | None = None,
                     values: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of ``table`` as stored (where ``column`` is one of ``values``)."""
-        sql = f'SELECT * FROM "{table}"'
+        sql = f"SELECT * FROM {quoted(table)}"
         if column is not None:
             if not values:
                 return []
-            sql += f' WHERE "{column}" IN ({", ".join("?" * len(values))})'
+            sql += f" WHERE {in_list(column, values)}"
         return [dict(row) for row in self._read(sql, tuple(values))]
 
     def insert_stored_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert rows as they were stored elsewhere (booleans become 0 and 1)."""
         for row in rows:
-            names = list(row)
             self._write(
-                f'INSERT INTO "{table}" ({", ".join(_quoted(n) for n in names)})'
-                f' VALUES ({", ".join("?" * len(names))})',
+                insert_sql(table, list(row)),
                 tuple(int(v) if isinstance(v, bool) else v for v in row.values()),
             )
-
-    def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
-        if values:
-            self._write(f'DELETE FROM "{table}" WHERE "{column}" IN ({", ".join("?" * len(values))})',
-                        tuple(values))
-
-
-def _quoted(name: str) -> str:
-    """A column name as an SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,474 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The SQL every store backend shares: the schema (once, with its version) and the
+queries of the ``Store`` interface, written once over a small ``Dialect``.
+
+A backend (``sqlite.py``, ``postgres.py``) gives its dialect, its connection
+(``_read``, ``_write``, ``transaction``), its locks and what only it can do (how an
+event's id comes back, the catalogue behind ``stored_tables``).  Queries here are
+written with ``?`` placeholders; ``Dialect.native`` turns them into the driver's.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import StackNotFound
+from ..resources.base import ResourceState
+from ..secrets import new_salt
+from .base import (
+    EventRecord,
+    HookRecord,
+    KeyringRecord,
+    RevisionRecord,
+    StackRecord,
+    Store,
+    StoredResource,
+    utc_now,
+)
+from .rows import (
+    event_record,
+    hook_record,
+    keyring_record,
+    resource_values,
+    revision_record,
+    stack_record,
+    stored_resource,
+)
+
+SCHEMA_VERSION = 2
+
+# The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
+# ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
+# column, a boolean column, an auto-numbered key, "this stack is not deleted" and the
+# column that tells whether a lock's holder still runs.
+META_TABLE = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+SCHEMA: tuple[tuple[int, str], ...] = (
+    (1, META_TABLE + """;
+CREATE TABLE IF NOT EXISTS stacks (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    parent_id TEXT REFERENCES stacks(id),
+    parent_resource TEXT,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_reason TEXT NOT NULL DEFAULT '',
+    revision INTEGER NOT NULL DEFAULT 0,
+    outputs {json} NOT NULL DEFAULT '{{}}',
+    output_errors {json} NOT NULL DEFAULT '{{}}',
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    deleted {flag} NOT NULL DEFAULT {false}
+);
+CREATE UNIQUE INDEX IF NOT EXISTS stacks_live_name
+    ON stacks(name) WHERE {live} AND parent_id IS NULL;
+CREATE INDEX IF NOT EXISTS stacks_parent ON stacks(parent_id);
+CREATE TABLE IF NOT EXISTS revisions (
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    revision INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_reason TEXT NOT NULL DEFAULT '',
+    created TEXT NOT NULL,
+    definition {json} NOT NULL,
+    digest TEXT NOT NULL,
+    outcome {json} NOT NULL DEFAULT '{{}}',
+    finished TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (stack_id, revision)
+);
+CREATE TABLE IF NOT EXISTS resources (
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_reason TEXT NOT NULL DEFAULT '',
+    physical_id TEXT NOT NULL DEFAULT '',
+    properties {json} NOT NULL DEFAULT '{{}}',
+    data {json} NOT NULL DEFAULT '{{}}',
+    nested_stack_id TEXT,
+    deletion_policy TEXT NOT NULL DEFAULT 'Delete',
+    implementation TEXT NOT NULL DEFAULT '',
+    metadata {json} NOT NULL DEFAULT '{{}}',
+    update_policy {json} NOT NULL DEFAULT '{{}}',
+    requires {json} NOT NULL DEFAULT '[]',
+    position INTEGER NOT NULL DEFAULT 0,
+    retired_in INTEGER NOT NULL DEFAULT 0,
+    keep_until TEXT NOT NULL DEFAULT '',
+    updated TEXT NOT NULL,
+    PRIMARY KEY (stack_id, name, retired_in)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id {serial_key},
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    resource_name TEXT NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    physical_id TEXT NOT NULL DEFAULT '',
+    time TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_stack ON events(stack_id, id);
+CREATE TABLE IF NOT EXISTS hooks (
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    resource_name TEXT NOT NULL,
+    hook TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (stack_id, resource_name, hook, revision)
+);
+CREATE TABLE IF NOT EXISTS locks (
+    stack_name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    {lock_owner},
+    acquired TEXT NOT NULL
+);
+"""),
+    # Secrets encrypted at rest: each stack's keyring (salt, key check, secret values).
+    (2, """
+CREATE TABLE IF NOT EXISTS stack_keys (
+    stack_id TEXT PRIMARY KEY,
+    salt TEXT NOT NULL,
+    key_check TEXT NOT NULL,
+    secrets TEXT NOT NULL DEFAULT '',
+    updated TEXT NOT NULL
+);
+"""),
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the SQL of two backends, as data."""
+
+    placeholder: str  # the driver's parameter marker
+    json_type: str  # column type of JSON documents
+    flag_type: str  # column type of booleans
+    false: str  # a boolean literal
+    true: str
+    serial_key: str  # an auto-numbered integer primary key
+    lock_owner: str  # the locks column that tells whether the holder still runs
+    live: str  # the condition of a stack not deleted, as the partial index states it
+    text_order: str  # appended to ORDER BY on text: byte order, as SQLite's default
+    encode: Callable[[Any], Any]  # a JSON value as the driver stores it
+    decode: Callable[[Any], Any]  # a JSON column as the driver returns it
+
+    def schema(self, after: int = 0) -> list[tuple[int, str]]:
+        """The statements of each schema version newer than ``after``."""
+        words = {"json": self.json_type, "flag": self.flag_type, "false": self.false,
+                 "serial_key": self.serial_key, "live": self.live, "lock_owner": self.lock_owner}
+        return [(version, text.format(**words)) for version, text in SCHEMA if version > after]
+
+    def native(self, sql: str) -> str:
+        """``sql`` written with ``?`` placeholders in the driver's own."""
+        return _native(sql, self.placeholder)
+
+
+@functools.lru_cache(maxsize=256)
+def _native(sql: str, placeholder: str) -> str:
+    return sql if placeholder == "?" else sql.replace("?", placeholder)
+
+
+def quoted(name: str) -> str:
+    """A table or column name as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def insert_sql(table: str, names: Sequence[str]) -> str:
+    """``INSERT`` of one row of ``table`` with the named columns."""
+    return (f'INSERT INTO {quoted(table)} ({", ".join(quoted(n) for n in names)})'
+            f' VALUES ({", ".join("?" * len(names))})')
+
+
+def in_list(column: str, values: Sequence[Any]) -> str:
+    """``column IN (?, ...)`` for as many values (at least one)."""
+    return f'{quoted(column)} IN ({", ".join("?" * len(values))})'
+
+
+class SqlStore(Store):
+    """The ``Store`` interface in SQL, over a backend's connection and dialect."""
+
+    dialect: Dialect
+
+    # -- the backend's connection (native SQL) ----------------------------------------
+    @abstractmethod
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """Rows of a query, each readable by column name."""
+
+    @abstractmethod
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """Run a statement (committed at once outside ``transaction()``)."""
+
+    @abstractmethod
+    def _insert_event(self, args: Sequence[Any]) -> int:
+        """Insert an events row from ``args`` (EVENT_COLUMNS) and return its id."""
+
+    def _lock_stack_row(self, stack_id: str) -> None:
+        """Order concurrent writers of one stack inside a transaction (when the
+        backend's transactions do not already)."""
+
+    # -- the shared SQL (``?`` placeholders) --------------------------------------------
+    def _select(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self._read(self.dialect.native(sql), args)
+
+    def _change(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self._write(self.dialect.native(sql), args)
+
+    def schema_version(self) -> int:
+        rows = self._select("SELECT value FROM meta WHERE key = 'schema_version'")
+        return int(rows[0]["value"])
+
+    # -- stacks ---------------------------------------------------------------------
+    def find_stack(self, name: str) -> StackRecord | None:
+        rows = self._select(
+            f"SELECT * FROM stacks WHERE name = ? AND {self.dialect.live} AND parent_id IS NULL",
+            (name,),
+        )
+        return stack_record(rows[0], self.dialect.decode) if rows else None
+
+    def get_stack(self, stack_id: str) -> StackRecord:
+        rows = self._select("SELECT * FROM stacks WHERE id = ?", (stack_id,))
+        if not rows:
+            raise StackNotFound.named(stack_id)
+        return stack_record(rows[0], self.dialect.decode)
+
+    def list_stacks(self) -> list[StackRecord]:
+        rows = self._select(
+            f"SELECT * FROM stacks WHERE {self.dialect.live} AND parent_id IS NULL"
+            f" ORDER BY name{self.dialect.text_order}"
+        )
+        return [stack_record(row, self.dialect.decode) for row in rows]
+
+    def child_stacks(self, stack_id: str) -> list[StackRecord]:
+        order = self.dialect.text_order
+        rows = self._select(
+            f"SELECT * FROM stacks WHERE parent_id = ? AND {self.dialect.live}"
+            f" ORDER BY created{order}, name{order}",
+            (stack_id,),
+        )
+        return [stack_record(row, self.dialect.decode) for row in rows]
+
+    def create_stack(
+        self, name: str, parent_id: str | None = None, parent_resource: str | None = None,
+        stack_id: str | None = None,
+    ) -> StackRecord:
+        stack_id = stack_id or str(uuid.uuid4())
+        now = utc_now()
+        self._change(
+            "INSERT INTO stacks(id, name, parent_id, parent_resource, action, status,"
+            " created, updated) VALUES (?, ?, ?, ?, 'INIT', 'COMPLETE', ?, ?)",
+            (stack_id, name, parent_id, parent_resource, now, now),
+        )
+        return self.get_stack(stack_id)
+
+    def set_stack_status(self, stack_id: str, action: str, status: str, reason: str) -> None:
+        self._change(
+            "UPDATE stacks SET action = ?, status = ?, status_reason = ?, updated = ?"
+            " WHERE id = ?",
+            (action, status, reason, utc_now(), stack_id),
+        )
+
+    def set_stack_outputs(
+        self, stack_id: str, outputs: Mapping[str, Any], errors: Mapping[str, str]
+    ) -> None:
+        encode = self.dialect.encode
+        self._change(
+            "UPDATE stacks SET outputs = ?, output_errors = ? WHERE id = ?",
+            (encode(outputs), encode(errors), stack_id),
+        )
+
+    def mark_stack_deleted(self, stack_id: str) -> None:
+        with self.transaction():
+            self._change("DELETE FROM resources WHERE stack_id = ?", (stack_id,))
+            self._change(f"UPDATE stacks SET deleted = {self.dialect.true} WHERE id = ?", (stack_id,))
+
+    # -- revisions ------------------------------------------------------------------
+    def add_revision(
+        self, stack_id: str, action: str, definition: Mapping[str, Any], digest: str
+    ) -> int:
+        with self.transaction():
+            self._lock_stack_row(stack_id)
+            rows = self._select(
+                "SELECT COALESCE(MAX(revision), 0) AS last FROM revisions WHERE stack_id = ?",
+                (stack_id,),
+            )
+            revision = int(rows[0]["last"]) + 1
+            self._change(
+                "INSERT INTO revisions VALUES (?, ?, ?, 'IN_PROGRESS', '', ?, ?, ?, '{}', '')",
+                (stack_id, revision, action, utc_now(), self.dialect.encode(definition), digest),
+            )
+            self._change("UPDATE stacks SET revision = ? WHERE id = ?", (revision, stack_id))
+        return revision
+
+    def finish_revision(
+        self, stack_id: str, revision: int, status: str, reason: str,
+        outcome: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._change(
+            "UPDATE revisions SET status = ?, status_reason = ?, outcome = ?, finished = ?"
+            " WHERE stack_id = ? AND revision = ?",
+            (status, reason, self.dialect.encode(outcome or {}), utc_now(), stack_id, revision),
+        )
+
+    def revisions(self, stack_id: str) -> list[RevisionRecord]:
+        rows = self._select(
+            "SELECT * FROM revisions WHERE stack_id = ? ORDER BY revision", (stack_id,)
+        )
+        return [revision_record(row, self.dialect.decode) for row in rows]
+
+    # -- resources ------------------------------------------------------------------
+    def resources(self, stack_id: str) -> list[StoredResource]:
+        rows = self._select(
+            "SELECT * FROM resources WHERE stack_id = ? AND retired_in = 0"
+            f" ORDER BY position, name{self.dialect.text_order}",
+            (stack_id,),
+        )
+        return [stored_resource(row, self.dialect.decode) for row in rows]
+
+    def retired_resources(self, stack_id: str) -> list[StoredResource]:
+        rows = self._select(
+            "SELECT * FROM resources WHERE stack_id = ? AND retired_in > 0"
+            f" ORDER BY retired_in, position, name{self.dialect.text_order}",
+            (stack_id,),
+        )
+        return [stored_resource(row, self.dialect.decode) for row in rows]
+
+    def retire_resource(self, stack_id: str, name: str, revision: int, keep_until: str = "") -> None:
+        with self.transaction():
+            self._retire(stack_id, name, revision, keep_until)
+
+    def _retire(self, stack_id: str, name: str, revision: int, keep_until: str) -> None:
+        # A resource replaced twice in one revision keeps only its last old self.
+        self._change(
+            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
+            (stack_id, name, revision),
+        )
+        self._change(
+            "UPDATE resources SET retired_in = ?, keep_until = ?, updated = ?"
+            " WHERE stack_id = ? AND name = ? AND retired_in = 0",
+            (revision, keep_until, utc_now(), stack_id, name),
+        )
+
+    def restore_resource(self, stack_id: str, name: str, retired_in: int, revision: int,
+                         keep_until: str = "") -> None:
+        with self.transaction():
+            self._retire(stack_id, name, revision, keep_until)
+            self._change(
+                "UPDATE resources SET retired_in = 0, keep_until = '', updated = ?"
+                " WHERE stack_id = ? AND name = ? AND retired_in = ?",
+                (utc_now(), stack_id, name, retired_in),
+            )
+
+    def save_resource(
+        self, stack_id: str, state: ResourceState, requires: Sequence[str] = (), position: int = 0,
+        retired_in: int = 0,
+    ) -> None:
+        # The whole row is replaced; a saved resource is never waiting for removal.
+        self._change(
+            "INSERT INTO resources VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)"
+            " ON CONFLICT (stack_id, name, retired_in) DO UPDATE SET"
+            " type = excluded.type, action = excluded.action, status = excluded.status,"
+            " status_reason = excluded.status_reason, physical_id = excluded.physical_id,"
+            " properties = excluded.properties, data = excluded.data,"
+            " nested_stack_id = excluded.nested_stack_id,"
+            " deletion_policy = excluded.deletion_policy,"
+            " implementation = excluded.implementation, metadata = excluded.metadata,"
+            " update_policy = excluded.update_policy, requires = excluded.requires,"
+            " position = excluded.position, keep_until = '', updated = excluded.updated",
+            resource_values(stack_id, state, requires, position, retired_in, self.dialect.encode),
+        )
+
+    def delete_resource(self, stack_id: str, name: str, retired_in: int = 0) -> None:
+        self._change(
+            "DELETE FROM resources WHERE stack_id = ? AND name = ? AND retired_in = ?",
+            (stack_id, name, retired_in),
+        )
+
+    # -- hooks ----------------------------------------------------------------------
+    def hook_status(self, stack_id: str, resource_name: str, hook: str, revision: int) -> str | None:
+        rows = self._select(
+            "SELECT status FROM hooks WHERE stack_id = ? AND resource_name = ? AND hook = ?"
+            " AND revision = ?",
+            (stack_id, resource_name, hook, revision),
+        )
+        return rows[0]["status"] if rows else None
+
+    def set_hook(self, stack_id: str, resource_name: str, hook: str, revision: int, status: str) -> None:
+        self._change(
+            "INSERT INTO hooks VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT"
+            " (stack_id, resource_name, hook, revision) DO UPDATE SET status = excluded.status",
+            (stack_id, resource_name, hook, revision, status, utc_now()),
+        )
+
+    def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
+        order = self.dialect.text_order
+        rows = self._select(
+            "SELECT * FROM hooks WHERE stack_id = ? AND (CAST(? AS TEXT) IS NULL OR status = ?)"
+            f" ORDER BY created{order}, resource_name{order}",
+            (stack_id, status, status),
+        )
+        return [hook_record(row) for row in rows]
+
+    # -- secrets --------------------------------------------------------------------
+    def store_salt(self) -> str:
+        self._change(
+            "INSERT INTO meta(key, value) VALUES ('secrets_salt', ?) ON CONFLICT (key) DO NOTHING",
+            (new_salt(),),
+        )
+        return str(self._select("SELECT value FROM meta WHERE key = 'secrets_salt'")[0]["value"])
+
+    def keyring(self, stack_id: str) -> KeyringRecord | None:
+        rows = self._select("SELECT * FROM stack_keys WHERE stack_id = ?", (stack_id,))
+        return keyring_record(rows[0]) if rows else None
+
+    def save_keyring(self, record: KeyringRecord) -> None:
+        self._change(
+            "INSERT INTO stack_keys VALUES (?, ?, ?, ?, ?) ON CONFLICT (stack_id) DO UPDATE SET"
+            " salt = excluded.salt, key_check = excluded.key_check, secrets = excluded.secrets,"
+            " updated = excluded.updated",
+            (record.stack_id, record.salt, record.key_check, record.secrets, record.updated or utc_now()),
+        )
+
+    # -- events ---------------------------------------------------------------------
+    def add_event(
+        self,
+        stack_id: str,
+        resource_name: str,
+        action: str,
+        status: str,
+        reason: str,
+        physical_id: str = "",
+    ) -> EventRecord:
+        now = utc_now()
+        event_id = self._insert_event(
+            (stack_id, resource_name, action, status, reason, physical_id, now))
+        return EventRecord(
+            event_id, stack_id, resource_name, action, status, reason, physical_id, now,
+        )
+
+    def events(self, stack_id: str, after_id: int = 0) -> list[EventRecord]:
+        rows = self._select(
+            "SELECT * FROM events WHERE stack_id = ? AND id > ? ORDER BY id", (stack_id, after_id)
+        )
+        return [event_record(row) for row in rows]
+
+    # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
+    def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
+        if values:
+            self._change(f"DELETE FROM {quoted(table)} WHERE {in_list(column, values)}",
+                         tuple(values))
+
+
+EVENT_INSERT = (
+    "INSERT INTO events(stack_id, resource_name, action, status, reason,"
+    " physical_id, time) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
