@@ -60,7 +60,7 @@ class ActionModule(ActionBase):
     def _act(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
         stack = store.find_stack(args["name"])
         if stack is None:
-            raise StackNotFound(f"The Stack ({args['name']}) could not be found.")
+            raise StackNotFound.named(args["name"])
         store.unlock(args["name"], stack, run=False)  # a wrong key is told here
         pending = [h.as_dict() for h in pending_hooks(store, stack)]
         if args["action"] == "list" or self._task.check_mode:

@@ -51,7 +51,7 @@ class ActionModule(ActionBase):
                 secrets = store.secrets
                 stack = store.find_stack(args["name"])
                 if stack is None:
-                    raise StackNotFound(f"The Stack ({args['name']}) could not be found.")
+                    raise StackNotFound.named(args["name"])
                 # Marking rewrites the resource's record: its secrets need the key.
                 store.unlock(args["name"], stack, run=not check)
                 result.update(mark_resource(store, request, lock_holder(self._task)))

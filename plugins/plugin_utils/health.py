@@ -63,7 +63,7 @@ def mark_resource(store: Store, request: HealthRequest, holder: str) -> dict[str
 
     stack = store.find_stack(request.name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({request.name}) could not be found.")
+        raise StackNotFound.named(request.name)
     reason = request.reason or DEFAULT_REASON
     parent = request.resource.rsplit("/", 1)[0] if "/" in request.resource else ""
     if request.check_mode:

@@ -98,7 +98,7 @@ def _set_stepping(store: Store, stack: StackRecord, on: bool) -> None:
 def _stack(store: Store, name: str) -> StackRecord:
     stack = store.find_stack(name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
+        raise StackNotFound.named(name)
     return stack
 
 

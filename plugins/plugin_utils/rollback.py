@@ -103,7 +103,7 @@ def rollback_stack(
 def _find(store: SealedStore, name: str) -> StackRecord:
     stack = store.find_stack(name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
+        raise StackNotFound.named(name)
     store.unlock(name, stack, run=True)  # refused without the key, or with a wrong one
     return stack
 

@@ -24,7 +24,7 @@ def describe_stack(
     store = sealed(store)
     stack = store.find_stack(name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
+        raise StackNotFound.named(name)
     store.unlock(name, stack, run=False)
     revisions = store.revisions(stack.id)
     last = revisions[-1].definition if revisions else {}
@@ -165,7 +165,7 @@ def revision_diff(store: Store, name: str, first: int, second: int) -> dict[str,
     store = sealed(store)
     stack = store.find_stack(name)
     if stack is None:
-        raise StackNotFound(f"The Stack ({name}) could not be found.")
+        raise StackNotFound.named(name)
     store.unlock(name, stack, run=False)
     revisions = {r.revision: r for r in store.revisions(stack.id)}
     for number in (first, second):
