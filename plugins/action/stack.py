@@ -7,16 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
-    AnsibleHost,
-    engine_failure,
-    interruptible,
-    lock_holder,
-    masked,
-    open_task_store,
+    StackAction,
     plan_diff,
     plan_warnings,
     progress_printer,
@@ -24,15 +17,12 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     RESTRICTED_MODES,
     ApplyRequest,
-    Cancel,
     DeleteRequest,
     apply_stack,
     delete_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import HOOK_TYPES
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 
 COLLECTION_ROOT = Path(__file__).resolve().parents[2]
 # Environments shipped in the collection, by the name a task gives them.
@@ -69,43 +59,27 @@ ARGUMENT_SPEC: dict[str, Any] = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(StackAction):
     """Apply (state=present) or delete (state=absent) a stack on the controller.
 
     In check mode it previews: the plan, nothing written."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    INTERRUPTIBLE = True
     _supports_diff = True
 
-    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp
-        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         if args["state"] == "present" and not (args["template"] or args["existing"]):
             # required_if cannot say this: existing is a bool that is always set.
-            result.update(failed=True, msg="state=present needs template, or existing: true")
-            return result
-        cancel = Cancel()
-        host = AnsibleHost(self, task_vars or {})
-        secrets = SecretValues()
-        try:
-            with interruptible(cancel), open_task_store(args["store"], args["store_key"]) as store:
-                secrets = store.secrets
-                outcome = self._apply_or_delete(store, args, cancel, host)
-        except HotplayError as error:
-            result.update(engine_failure(error))
-            return masked(result, secrets)
-        result.update(outcome)
-        host.report_unreachable(result)
-        return masked(result, secrets)
+            return {"failed": True, "msg": "state=present needs template, or existing: true"}
+        with self.task_store(args) as store:
+            outcome = self._apply_or_delete(store, args)
+        self.host.report_unreachable(outcome)
+        return outcome
 
-    def _apply_or_delete(self, store: Any, args: dict[str, Any], cancel: Cancel,
-                         host: AnsibleHost) -> dict[str, Any]:
-        holder = lock_holder(self._task)
+    def _apply_or_delete(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
+        holder, cancel, host, check = self.holder, self.cancel, self.host, self.check_mode
         progress = progress_printer(args["name"], store.secrets)
-        check = bool(self._task.check_mode)
         if args["state"] == "absent":
             deletion = DeleteRequest(
                 name=args["name"], nested_depth=args["nested_depth"], check_mode=check,

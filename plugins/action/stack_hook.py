@@ -4,21 +4,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
-
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
-    engine_failure,
-    masked,
-    open_task_store,
+    StackAction,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
-    HotplayError,
-    StackNotFound,
-)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackNotFound
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import (
     HOOK_TYPES,
     check_hook_names,
@@ -36,26 +29,15 @@ ARGUMENT_SPEC: dict[str, Any] = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(StackAction):
     """Pending hooks of a stack; clearing them lets the next run go past them."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp
-        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
-        secrets = SecretValues()
-        try:
-            check_hook_names(args["hook"])
-            with open_task_store(args["store"], args["store_key"]) as store:
-                secrets = store.secrets
-                result.update(self._act(store, args))
-        except HotplayError as error:
-            result.update(engine_failure(error))
-        return masked(result, secrets)
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        check_hook_names(args["hook"])
+        with self.task_store(args) as store:
+            return self._act(store, args)
 
     def _act(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
         stack = store.find_stack(args["name"])
@@ -63,7 +45,7 @@ class ActionModule(ActionBase):
             raise StackNotFound.named(args["name"])
         store.unlock(args["name"], stack, run=False)  # a wrong key is told here
         pending = [h.as_dict() for h in pending_hooks(store, stack)]
-        if args["action"] == "list" or self._task.check_mode:
+        if args["action"] == "list" or self.check_mode:
             matching = [h for h in pending if _matches(h, args)]
             would_change = args["action"] != "list" and (bool(matching) or args["action"] == "step")
             return {"changed": would_change, "hooks_pending": pending, "hooks": matching}
@@ -75,7 +57,5 @@ class ActionModule(ActionBase):
 
 
 def _matches(hook: dict[str, str], args: dict[str, Any]) -> bool:
-    import fnmatch
-
     return fnmatch.fnmatchcase(hook["resource"], args["resource"]) and (
         not args["hook"] or hook["hook"] in args["hook"])

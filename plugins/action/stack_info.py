@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
-    AnsibleHost,
-    engine_failure,
-    masked,
-    open_task_store,
+    StackAction,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.drift import detect_drift, drifted
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
     describe_stack,
     summarize_stack,
@@ -40,30 +34,18 @@ ARGUMENT_SPEC: dict[str, Any] = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(StackAction):
     """List stacks, or show one with its revisions, resources, events and outputs."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
 
-    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp
-        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
-        result["changed"] = False
-        secrets = SecretValues()
-        host = AnsibleHost(self, task_vars or {})
-        try:
-            with open_task_store(args["store"], args["store_key"]) as store:
-                secrets = store.secrets
-                result.update(self._read(store, args))
-                if args["drift"] and result.get("exists"):
-                    report = detect_drift(store, store.find_stack(args["name"]), host)
-                    result.update(drift=report, drifted=drifted(report))
-        except HotplayError as error:
-            result.update(engine_failure(error))
-        return masked(result, secrets)
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        with self.task_store(args) as store:
+            shown = {"changed": False, **self._read(store, args)}
+            if args["drift"] and shown.get("exists"):
+                report = detect_drift(store, store.find_stack(args["name"]), self.host)
+                shown.update(drift=report, drifted=drifted(report))
+        return shown
 
     @staticmethod
     def _read(store: Any, args: dict[str, Any]) -> dict[str, Any]:

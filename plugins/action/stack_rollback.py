@@ -6,28 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
-    AnsibleHost,
-    engine_failure,
-    interruptible,
-    lock_holder,
-    masked,
-    open_task_store,
+    StackAction,
     plan_diff,
     plan_warnings,
     progress_printer,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
     DEFAULT_MAX_AGE,
     RollbackRequest,
     rollback_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.stack_run import Cancel
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},
@@ -46,42 +36,29 @@ ARGUMENT_SPEC: dict[str, Any] = {
 MUTUALLY_EXCLUSIVE = [("revision", "before")]
 
 
-class ActionModule(ActionBase):
+class ActionModule(StackAction):
     """Roll a stack back to a recorded revision; check mode previews it."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = MUTUALLY_EXCLUSIVE
+    INTERRUPTIBLE = True
     _supports_diff = True
 
-    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp
-        args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE
-        )[1]
-        cancel = Cancel()
-        host = AnsibleHost(self, task_vars or {})
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         request = RollbackRequest(
             name=args["name"], revision=args["revision"], before=args["before"],
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
-            check_mode=bool(self._task.check_mode), nested_depth=args["nested_depth"],
-            timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=cancel,
-            host=host, lock_timeout=args["lock_timeout"],
+            check_mode=self.check_mode, nested_depth=args["nested_depth"],
+            timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=self.cancel,
+            host=self.host, lock_timeout=args["lock_timeout"],
         )
-        secrets = SecretValues()
-        try:
-            with interruptible(cancel), open_task_store(args["store"], args["store_key"]) as store:
-                secrets = store.secrets
-                outcome = rollback_stack(store, request, lock_holder(self._task),
-                                         progress_printer(args["name"], secrets))
-        except HotplayError as error:
-            result.update(engine_failure(error))
-            return masked(result, secrets)
-        result.update(outcome.as_dict())
+        with self.task_store(args) as store:
+            outcome = rollback_stack(store, request, self.holder,
+                                     progress_printer(args["name"], self.secrets))
+        shown = outcome.as_dict()
         if outcome.plan is not None and request.check_mode:
-            result["warnings"] = plan_warnings(outcome.plan)
+            shown["warnings"] = plan_warnings(outcome.plan)
         if outcome.plan is not None and self._task.diff:
-            result["diff"] = plan_diff(outcome.plan)
-        host.report_unreachable(result)
-        return masked(result, secrets)
+            shown["diff"] = plan_diff(outcome.plan)
+        self.host.report_unreachable(shown)
+        return shown

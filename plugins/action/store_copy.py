@@ -10,16 +10,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
-    engine_failure,
-    interruptible,
-    lock_holder,
+    StackAction,
     open_task_store,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.stack_run import Cancel
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import (
     STORE_ENV_VAR,
     store_path_from_url,
@@ -40,32 +35,21 @@ ARGUMENT_SPEC: dict[str, Any] = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(StackAction):
     """Copy stacks, revisions, resources, events and hooks between two stores;
     check mode reports what would be copied."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    INTERRUPTIBLE = True
 
-    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp
-        args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
-        check = bool(self._task.check_mode)
-        cancel = Cancel()
-        try:
-            source_url, target_url = _urls(args)
-            request = CopyRequest(stacks=args["stacks"], overwrite=args["overwrite"], check_mode=check,
-                                  lock_timeout=args["lock_timeout"], cancel=cancel.event)
-            with interruptible(cancel), _opened(source_url, target_url, check) as (source, target):
-                copied = copy_stacks(source, target, request, lock_holder(self._task))
-        except HotplayError as error:
-            result.update(engine_failure(error))
-            return result
-        result.update(copied.as_dict())
-        result["msg"] = _summary(copied.stacks, source_url, target_url, check)
-        return result
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        check = self.check_mode
+        source_url, target_url = _urls(args)
+        request = CopyRequest(stacks=args["stacks"], overwrite=args["overwrite"], check_mode=check,
+                              lock_timeout=args["lock_timeout"], cancel=self.cancel.event)
+        with _opened(source_url, target_url, check) as (source, target):
+            copied = copy_stacks(source, target, request, self.holder)
+        return {**copied.as_dict(), "msg": _summary(copied.stacks, source_url, target_url, check)}
 
 
 def _urls(args: dict[str, Any]) -> tuple[str, str]:

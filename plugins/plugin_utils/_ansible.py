@@ -1,8 +1,9 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the action plugins share: store opening (with the store key), progress
-lines, lock holder names, error results, and masking secrets in what a task shows.
-With _play_hosts.py, the only engine-side code that imports Ansible."""
+"""What the action plugins share: their skeleton (``StackAction``), store opening
+(with the store key), progress lines, lock holder names, error results, and masking
+secrets in what a task shows.  With _play_hosts.py, the only engine-side code that
+imports Ansible."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any, ClassVar
 
 from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader, fragment_loader, module_loader
 from ansible.utils.display import Display
 from ansible.utils.plugin_docs import get_plugin_docs
@@ -161,3 +163,65 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
         }
         for change in plan.changes if change.action != "unchanged"
     ]
+
+
+class StackAction(ActionBase):
+    """The skeleton of every hotplay.stacks action plugin: the arguments checked
+    against ``ARGUMENT_SPEC``, the plugin's own ``perform``, a ``HotplayError``
+    turned into one task failure, and the secrets of the store it opened masked in
+    all the task shows.  Runs on the controller, check mode supported."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    ARGUMENT_SPEC: ClassVar[dict[str, Any]] = {}
+    MUTUALLY_EXCLUSIVE: ClassVar[Sequence[Sequence[str]]] = ()
+    # SIGTERM and SIGINT cancel ``self.cancel`` while ``perform`` runs (runs that
+    # change stacks stop cleanly); other plugins keep Ansible's own handling.
+    INTERRUPTIBLE: ClassVar[bool] = False
+
+    host: AnsibleHost
+    cancel: Cancel
+    secrets: SecretValues
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = self.validate_argument_spec(
+            argument_spec=self.ARGUMENT_SPEC, mutually_exclusive=list(self.MUTUALLY_EXCLUSIVE) or None
+        )[1]
+        self.host = AnsibleHost(self, task_vars or {})
+        self.cancel = Cancel()
+        self.secrets = SecretValues()
+        try:
+            with ExitStack() as scope:
+                if self.INTERRUPTIBLE:
+                    scope.enter_context(interruptible(self.cancel))
+                outcome = self.perform(args)
+        except HotplayError as error:
+            result.update(engine_failure(error))
+        else:
+            result.update(outcome)
+        return masked(result, self.secrets)
+
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The plugin's own work: what to add to the task result."""
+        raise NotImplementedError
+
+    @contextmanager
+    def task_store(self, args: Mapping[str, Any]) -> Iterator[SealedStore]:
+        """The store the task names (``store``, ``store_key``); its secrets are
+        masked in the result."""
+        with open_task_store(args["store"], args["store_key"]) as store:
+            self.secrets = store.secrets
+            yield store
+
+    @property
+    def check_mode(self) -> bool:
+        return bool(self._task.check_mode)
+
+    @property
+    def holder(self) -> str:
+        """Who this task is, in a lock refusal."""
+        return lock_holder(self._task)
