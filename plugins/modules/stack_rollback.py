@@ -108,7 +108,7 @@ options:
         the store for revisions recorded before secrets were encrypted; ...) naming
         the parameters. A missing one without a default fails with Heat's
         "The Parameter (<name>) was not provided."
-      - Not logged.
+      - Not logged (C(no_log)).
     type: dict
     default: {}
   nested_depth:
