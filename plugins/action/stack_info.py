@@ -9,6 +9,7 @@ from typing import Any
 from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
     STORE_KEY_OPTION,
     StackAction,
+    engine_failure,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.drift import detect_drift, drifted
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
@@ -43,7 +44,10 @@ class ActionModule(StackAction):
         with self.task_store(args) as store:
             shown = {"changed": False, **self._read(store, args)}
             if args["drift"] and shown.get("exists"):
-                report = detect_drift(store, store.find_stack(args["name"]), self.host)
+                try:
+                    report = detect_drift(store, store.find_stack(args["name"]), self.host)
+                except HotplayError as error:  # the stack is shown all the same
+                    return {**shown, **engine_failure(error)}
                 shown.update(drift=report, drifted=drifted(report))
         return shown
 
