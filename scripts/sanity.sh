@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Static checks of the collection: `ansible-test sanity` and `ansible-lint`
-# (production profile, configured in .ansible-lint).  `make sanity` runs this.
+# Static checks of the collection: `ansible-test sanity`, `ansible-lint`
+# (production profile, configured in .ansible-lint) and `mypy` (types, configured
+# in mypy.ini: the packages it lists).  `make sanity` runs this.
 #
-#   scripts/sanity.sh                 both
+#   scripts/sanity.sh                 all three
 #   scripts/sanity.sh ansible-test    only ansible-test sanity
 #   scripts/sanity.sh ansible-lint    only ansible-lint
+#   scripts/sanity.sh mypy            only mypy
 #   SANITY_ARGS="--test validate-modules" scripts/sanity.sh ansible-test
 #
 # Runs offline apart from PyPI: ansible-test wants to download a pip bootstrap
@@ -21,16 +23,16 @@ cd "$(dirname "$0")/.."
 root=$PWD
 what=${1:-all}
 case "$what" in
-  all | ansible-test | ansible-lint) ;;
-  *) echo "usage: $0 [all|ansible-test|ansible-lint]" >&2; exit 2 ;;
+  all | ansible-test | ansible-lint | mypy) ;;
+  *) echo "usage: $0 [all|ansible-test|ansible-lint|mypy]" >&2; exit 2 ;;
 esac
 
 export PATH="$root/.venv/bin:$PATH"
 python_version=${SANITY_PYTHON:-3.12}
 
-for tool in ansible-test ansible-lint; do
+for tool in ansible-test ansible-lint mypy; do
   if [[ $what == all || $what == "$tool" ]] && ! command -v "$tool" > /dev/null; then
-    echo "$tool not found in $root/.venv/bin: run 'make venv' (and install ansible-lint)" >&2
+    echo "$tool not found in $root/.venv/bin: run 'make venv' (requirements-dev.txt has it)" >&2
     exit 1
   fi
 done
@@ -77,6 +79,16 @@ run_ansible_lint() {
   (cd "$collection" && ANSIBLE_COLLECTIONS_PATH="$work" ansible-lint --offline --nocolor)
 }
 
+# --- mypy ------------------------------------------------------------------------
+run_mypy() {
+  # From above ansible_collections/, so the modules have their collection names.
+  (cd "$work" && mypy --config-file "$collection/mypy.ini" --cache-dir "$work/.mypy_cache")
+}
+
+if [[ $what == all || $what == mypy ]]; then
+  echo "== mypy"
+  run_mypy || status=1
+fi
 if [[ $what == all || $what == ansible-test ]]; then
   echo "== ansible-test sanity (python $python_version)"
   run_ansible_test || status=1

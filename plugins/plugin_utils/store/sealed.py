@@ -164,7 +164,7 @@ class SealedStore(Store):
             if self.key is not None and self._root_id is not None:
                 self._save_keyring(self._values.atoms)
 
-    def _save_keyring(self, atoms: frozenset[str]) -> None:
+    def _save_keyring(self, atoms: frozenset[str]) -> KeyringRecord:
         key, root, keyring = self.key, self._root_id, self._keyring
         if key is None or root is None:
             raise RuntimeError("a keyring needs a key and a stack")  # callers check both
@@ -172,8 +172,9 @@ class SealedStore(Store):
             salt = self._salt()
             keyring = KeyringRecord(root, salt, make_key_check(key, salt, root))
         secrets = seal(key, keyring.salt, json.dumps(sorted(atoms)).encode(), f"{root}:secrets")
-        self._keyring = replace(keyring, secrets=secrets, updated=utc_now())
-        self.inner.save_keyring(self._keyring)
+        saved = self._keyring = replace(keyring, secrets=secrets, updated=utc_now())
+        self.inner.save_keyring(saved)
+        return saved
 
     def _ensure_keyring(self, stack_id: str) -> KeyringRecord:
         """A secret is about to be sealed: the stack tree's keyring must exist first."""
@@ -181,12 +182,13 @@ class SealedStore(Store):
         if keyring is not None:
             return keyring
         with self._keyring_lock():
-            if self._keyring is None:
-                if self._root_id is None:
-                    self._root_id = self._root_of(stack_id)
-                self._save_keyring(self._values.atoms)
-                self._values.listener = self._persist
-            return self._keyring
+            if self._keyring is not None:
+                return self._keyring
+            if self._root_id is None:
+                self._root_id = self._root_of(stack_id)
+            saved = self._save_keyring(self._values.atoms)
+            self._values.listener = self._persist
+            return saved
 
     def _root_of(self, stack_id: str) -> str:
         stack = self.inner.get_stack(stack_id)
