@@ -244,6 +244,10 @@ class PostgresStore(SqlStore):
                 self._held.discard(stack_name)
                 self._unlock(stack_name)
 
+    def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Sequence[Any]]:
+        # One array argument, however many values (a statement takes at most 65535).
+        return f"{quoted(column)} = ANY(%s)", (list(values),)
+
     def _lock_stack_row(self, stack_id: str) -> None:
         # The stack row's lock orders concurrent writers of the same stack.
         self._read("SELECT id FROM stacks WHERE id = %s FOR UPDATE", (stack_id,))
@@ -268,9 +272,10 @@ class PostgresStore(SqlStore):
         from psycopg.types.string import TextLoader  # pylint: disable=import-outside-toplevel
 
         sql = f"SELECT * FROM {quoted(table)}"
-        args: tuple[Any, ...] = ()
+        args: Sequence[Any] = ()
         if column is not None:
-            sql, args = sql + f" WHERE {quoted(column)} = ANY(%s)", (list(values),)
+            condition, args = self._one_of(column, values)
+            sql += f" WHERE {condition}"
         with self._lock:
             try:
                 cursor = self._conn.cursor()

@@ -188,11 +188,6 @@ def insert_sql(table: str, names: Sequence[str]) -> str:
             f' VALUES ({", ".join("?" * len(names))})')
 
 
-def in_list(column: str, values: Sequence[Any]) -> str:
-    """``column IN (?, ...)`` for as many values (at least one)."""
-    return f'{quoted(column)} IN ({", ".join("?" * len(values))})'
-
-
 class SqlStore(Store):
     """The ``Store`` interface in SQL, over a backend's connection and dialect."""
 
@@ -464,8 +459,14 @@ class SqlStore(Store):
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
     def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
         if values:
-            self._change(f"DELETE FROM {quoted(table)} WHERE {in_list(column, values)}",
-                         tuple(values))
+            condition, args = self._one_of(column, values)
+            self._write(f"DELETE FROM {quoted(table)} WHERE {condition}", args)
+
+    def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Sequence[Any]]:
+        """The native condition "``column`` is one of ``values``" (at least one)
+        and its arguments."""
+        placeholders = ", ".join([self.dialect.placeholder] * len(values))
+        return f"{quoted(column)} IN ({placeholders})", tuple(values)
 
 
 EVENT_INSERT = (

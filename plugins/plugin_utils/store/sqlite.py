@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import StackLocked, StoreError
 from .base import utc_now
-from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, in_list, insert_sql, quoted
+from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
 DIALECT = Dialect(
     placeholder="?",
@@ -186,11 +186,13 @@ class SqliteStore(SqlStore):
                     values: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Rows of ``table`` as stored (where ``column`` is one of ``values``)."""
         sql = f"SELECT * FROM {quoted(table)}"
+        args: Sequence[Any] = ()
         if column is not None:
             if not values:
                 return []
-            sql += f" WHERE {in_list(column, values)}"
-        return [dict(row) for row in self._read(sql, tuple(values))]
+            condition, args = self._one_of(column, values)
+            sql += f" WHERE {condition}"
+        return [dict(row) for row in self._read(sql, args)]
 
     def insert_stored_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert rows as they were stored elsewhere (booleans become 0 and 1)."""
