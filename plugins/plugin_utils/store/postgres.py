@@ -306,4 +306,3 @@ class PostgresStore(SqlStore):
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
