@@ -168,7 +168,8 @@ class Dialect:
         return [(version, text.format(**words)) for version, text in SCHEMA if version > after]
 
     def native(self, sql: str) -> str:
-        """``sql`` written with ``?`` placeholders in the driver's own."""
+        """``sql`` written with ``?`` placeholders in the driver's own (every ``?``
+        is one: the shared SQL has none inside literals)."""
         return _native(sql, self.placeholder)
 
 
@@ -204,7 +205,7 @@ class SqlStore(Store):
 
     @abstractmethod
     def _insert_event(self, args: Sequence[Any]) -> int:
-        """Insert an events row from ``args`` (EVENT_COLUMNS) and return its id."""
+        """Insert an events row (``args`` in the order of EVENT_INSERT) and return its id."""
 
     def _lock_stack_row(self, stack_id: str) -> None:
         """Order concurrent writers of one stack inside a transaction (when the
