@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     DeleteRequest,
     apply_stack,

@@ -7,22 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     STORE_KEY_OPTION,
     StackAction,
     plan_diff,
     plan_warnings,
     progress_printer,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     RESTRICTED_MODES,
     ApplyRequest,
     DeleteRequest,
     apply_stack,
     delete_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import HOOK_TYPES
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import HOOK_TYPES
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
 
 COLLECTION_ROOT = Path(__file__).resolve().parents[2]
 # Environments shipped in the collection, by the name a task gives them.

@@ -7,12 +7,12 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     STORE_KEY_OPTION,
     StackAction,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackNotFound
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import (
     HOOK_TYPES,
     check_hook_names,
     clear_hooks,

@@ -6,22 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     STORE_KEY_OPTION,
     StackAction,
     engine_failure,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.drift import detect_drift, drifted
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.drift import detect_drift, drifted
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     describe_stack,
     summarize_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import revision_diff
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.views import revision_diff
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     HotplayError,
     StackNotFound,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.render import FORMATS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str"},

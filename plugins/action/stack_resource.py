@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     STORE_KEY_OPTION,
     StackAction,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackNotFound
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.health import HealthRequest, mark_resource
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.health import HealthRequest, mark_resource
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     STORE_KEY_OPTION,
     StackAction,
     plan_diff,
     plan_warnings,
     progress_printer,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.rollback import (
     DEFAULT_MAX_AGE,
     RollbackRequest,
     rollback_stack,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils._ansible import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
     StackAction,
     open_task_store,
 )
@@ -21,7 +21,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import (
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.base import Store
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.postgres import redact_url
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.store_copy import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.copy import (
     CopyRequest,
     copy_stacks,
 )

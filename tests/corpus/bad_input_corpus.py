@@ -233,7 +233,7 @@ class Outcome:
 def _engine() -> tuple[Any, Any, Any, Any]:
     """The engine's entry points (imported once, before children are forked)."""
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
         ApplyRequest,
         apply_stack,
     )

@@ -313,7 +313,7 @@ def store_problems(path: Path) -> list[str]:
 def _opens(path: Path) -> list[str]:
     """The store opens through the project's own code and every stack reads."""
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import describe_stack
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.views import describe_stack
 
     try:
         store = open_store(f"sqlite:///{path}")

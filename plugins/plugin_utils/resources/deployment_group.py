@@ -18,7 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..functions.hot import select_path
+from ..language.functions.hot import select_path
 from .base import AttributeSchema, PropertySchema, ResourceState, register
 from .nested import ResourceGroup
 from .properties import value_range

@@ -22,11 +22,11 @@ from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from ..errors import HotplayError, StackValidationFailed
-from ..executor import Paused
-from ..functions.hot import select_path
+from ..run.walk import Paused
+from ..language.functions.hot import select_path
 from ..limits import MAX_RESOURCES_PER_STACK
-from ..rolling import NEW, batch_members, batches
-from ..template.loader import TemplateSource, load_yaml
+from .rolling import NEW, batch_members, batches
+from ..language.template.loader import TemplateSource, load_yaml
 from .base import (
     AttributeSchema,
     Outcome,
@@ -104,7 +104,7 @@ class NestedStackResource(Resource):
         """Converge the child stack once to the template ``build`` makes; the
         member names it also returns are left exactly as they are (a group's
         rolling update holds members whose old definition is not known)."""
-        from ..definition import StackDefinition, StackIdentity
+        from ..model.definition import StackDefinition, StackIdentity
 
         store = self.runtime.store
         child = store.get_stack(child_id)
@@ -144,7 +144,7 @@ class NestedStackResource(Resource):
         return self.runtime.run.definition.resources[self.name].type
 
     def _facade(self) -> dict[str, Any]:
-        from ..functions.base import resolve
+        from ..language.functions.base import resolve
 
         definition = self.runtime.run.definition.resources[self.name]
         return {
@@ -276,7 +276,7 @@ class GroupResource(NestedStackResource):
 
     def _member_values(self, state: ResourceState) -> list[tuple[str, ResourceState, Resource]]:
         runtime = _handler_runtime(self, state) if state.nested_stack_id else self.runtime
-        from ..stack_run import handler_for_record
+        from ..run.executor import handler_for_record
 
         return [(name, member, handler_for_record(member, runtime)) for name, member in self.members(state)]
 
@@ -468,7 +468,7 @@ class ResourceGroup(GroupResource):
 
     # -- update_policy: batched create, rolling update --------------------------------
     def _update_policy(self) -> dict[str, Any]:
-        from ..functions.base import resolve
+        from ..language.functions.base import resolve
 
         definition = self.runtime.run.definition.resources.get(self.name)
         policy = resolve(definition.update_policy) if definition is not None else None

@@ -13,10 +13,10 @@ import pytest
 # project's conftest module).
 from pg_backends import pg_server, pg_url  # noqa: F401 pylint: disable=unused-import
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import ApplyRequest, apply_stack
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StoreError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.store_copy import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.copy import (
     TABLES,
     CopyRefused,
     CopyRequest,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     DeleteRequest,
     apply_stack,

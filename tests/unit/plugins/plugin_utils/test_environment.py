@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils import environment as E
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language import environment as E
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.parameters import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.parameters import (
     parse_parameter_schemas, resolve_parameters,
 )
 

@@ -8,7 +8,7 @@ import pytest
 from test_functions_support import FakeContext, FakeResource, evaluate, parse
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions import base
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions import base
 
 OLD = "2013-05-23"
 

@@ -8,12 +8,12 @@ import pytest
 from test_functions_support import FakeContext, FakeResource, evaluate, parse
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions import base
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions.conditions import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions import base
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions.conditions import (
     check_definition,
     parse_condition,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.versions import VERSIONS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.versions import VERSIONS
 
 
 def ctx():

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions import base
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.versions import VERSIONS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions import base
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.versions import VERSIONS
 
 
 @dataclass

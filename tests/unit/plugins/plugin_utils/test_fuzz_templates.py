@@ -27,32 +27,32 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.definition import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.definition import (
     StackDefinition,
     StackIdentity,
     resolve_outputs,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.environment import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import (
     EMPTY_ENVIRONMENT,
     merge_environments,
     parse_environment,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions.base import resolve
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.parameters import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions.base import resolve
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.parameters import (
     parse_parameter_schemas,
     resolve_parameters,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.plan import preview
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.registry import ResourceRegistry
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.plan import preview
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.registry import ResourceRegistry
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import known_types
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.loader import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
     TemplateSource,
     decode,
     load_yaml,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.versions import VERSIONS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.versions import VERSIONS
 
 EXAMPLES = int(os.environ.get("HOTPLAY_FUZZ_EXAMPLES", "60"))
 # An example still running after this many seconds is a hang (yaql and patterns

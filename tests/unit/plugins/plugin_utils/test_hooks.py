@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     DeleteRequest,
     apply_stack,
     delete_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.hooks import clear_hooks
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 CHAIN = """\

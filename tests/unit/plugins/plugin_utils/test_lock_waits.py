@@ -16,19 +16,19 @@ import pytest
 # project's conftest module).
 from pg_backends import backend_store, pg_server, pg_url, store_url  # noqa: F401 pylint: disable=unused-import
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     DeleteRequest,
     apply_stack,
     delete_stack,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackLocked
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.locking import acquire_waiting
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.locking import acquire_waiting
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.rollback import (
     RollbackRequest,
     rollback_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.stack_run import Cancel
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.executor import Cancel
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 
 _HOLDER = """

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils import parameters as P
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.environment import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language import parameters as P
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import (
     EMPTY_ENVIRONMENT, Environment,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.registry import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.registry import (
     EMPTY_REGISTRY, ResourceRegistry,
 )
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.drift import detect_drift
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.drift import detect_drift
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     DeleteRequest,
     apply_stack,
@@ -26,7 +26,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     StackNotFound,
     TemplateError,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.health import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.health import (
     HealthRequest,
     mark_resource,
 )

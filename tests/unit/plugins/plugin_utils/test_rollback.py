@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import ApplyRequest, apply_stack
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.rollback import (
     RollbackRequest,
     rollback_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.inputs import hidden_digest
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.inputs import hidden_digest
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import StoreKey, StoreKeyError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import SealedStore, sealed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
@@ -195,7 +195,7 @@ def test_nothing_to_roll_back_to_is_said_clearly(stack):
 
 
 def test_revisions_are_listed_and_compared(stack, store):
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.views import (
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.views import (
         describe_stack,
         revision_diff,
     )

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils import rolling
-from ansible_collections.hotplay.stacks.plugins.plugin_utils import stack_run
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources import rolling
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run import executor as stack_run
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     apply_stack,
 )

@@ -290,13 +290,13 @@ def test_missing_psycopg_is_a_clear_store_error(monkeypatch):
 
 
 def test_the_engine_creates_updates_rolls_back_and_deletes_on_each_backend(backend_store, tmp_path):
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (  # pylint: disable=import-outside-toplevel
         ApplyRequest,
         DeleteRequest,
         apply_stack,
         delete_stack,
     )
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.rollback import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.rollback import (  # pylint: disable=import-outside-toplevel
         RollbackRequest,
         rollback_stack,
     )

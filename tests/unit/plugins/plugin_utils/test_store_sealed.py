@@ -187,12 +187,12 @@ def test_store_copy_carries_a_stacks_secrets_to_a_store_with_another_salt(tmp_pa
     keeps its own salt for new keyrings, and the copy opens with the same key."""
     import textwrap  # pylint: disable=import-outside-toplevel
 
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (  # pylint: disable=import-outside-toplevel
         ApplyRequest,
         apply_stack,
     )
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store  # pylint: disable=import-outside-toplevel
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store_copy import (  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.copy import (  # pylint: disable=import-outside-toplevel
         CopyRequest,
         copy_stacks,
     )

@@ -13,9 +13,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     StackValidationFailed,
     TemplateError,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions import base
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.hot import HotTemplate
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.loader import TemplateSource
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions import base
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.hot import HotTemplate
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import TemplateSource
 
 
 def template(body: dict[str, Any], version: str = "2021-04-16") -> HotTemplate:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template import loader
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.loader import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template import loader
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
     load_template,
     load_yaml,
 )

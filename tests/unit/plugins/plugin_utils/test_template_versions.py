@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import TemplateError
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.functions import hot
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.template.versions import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.functions import hot
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.versions import (
     VERSIONS,
     version_of,
 )

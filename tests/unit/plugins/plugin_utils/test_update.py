@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     apply_stack,
 )
@@ -381,7 +381,7 @@ def test_skip_mode_plans_restricted_resources_as_left_alone(stack, tmp_path):
 
 
 def test_delete_preview_guard_and_retained_resources(stack, store):
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.engine import (
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
         DeleteRequest,
         delete_stack,
     )

@@ -1,0 +1,227 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the action plugins share: their skeleton (``StackAction``), store opening
+(with the store key), progress lines, lock holder names, error results, and masking
+secrets in what a task shows.  With _play_hosts.py, the only engine-side code that
+imports Ansible."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any, ClassVar
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+from ansible.plugins.loader import action_loader, fragment_loader, module_loader
+from ansible.utils.display import Display
+from ansible.utils.plugin_docs import get_plugin_docs
+
+from .play_hosts import PlayHost
+from ..errors import HotplayError
+from ..model.plan import Plan
+from ..secrets import SecretValues, StoreKey
+from ..run.executor import Cancel, Event
+from ..store import open_store
+from ..store.sealed import SealedStore, sealed
+
+# The ``store_key`` option every plugin that opens a store has (no_log: from Vault).
+STORE_KEY_OPTION: dict[str, Any] = {"type": "str", "no_log": True}
+
+_display = Display()
+_docs_lock = threading.Lock()
+_module_options: dict[str, Mapping[str, Any] | None] = {}
+_module_found: dict[str, bool] = {}
+
+
+class AnsibleHost(PlayHost):
+    """The play host, and what the controller knows about modules (their
+    documented options), for module resources."""
+
+    def module_options(self, module: str) -> Mapping[str, Any] | None:
+        return module_options(module)
+
+    def module_exists(self, module: str) -> bool:
+        return module_exists(module)
+
+
+def module_exists(module: str) -> bool:
+    """Whether a module (or an action plugin, such as ansible.builtin.debug) of
+    that name is installed where this run finds plugins."""
+    with _docs_lock:
+        if module not in _module_found:
+            _module_found[module] = any(
+                loader.find_plugin_with_context(module, collection_list=None).resolved
+                for loader in (module_loader, action_loader))
+        return _module_found[module]
+
+
+def module_options(module: str) -> Mapping[str, Any] | None:
+    """A module's documented options (read once per run), None when it has no
+    readable documentation."""
+    with _docs_lock:
+        if module not in _module_options:
+            _module_options[module] = _read_options(module)
+        return _module_options[module]
+
+
+def _read_options(module: str) -> Mapping[str, Any] | None:
+    try:
+        documentation = get_plugin_docs(module, "module", module_loader, fragment_loader, False)[0]
+    except (AnsibleError, OSError, ValueError):
+        return None  # unknown module or unreadable docs: running it will say what is wrong
+    return dict(documentation.get("options") or {})
+
+
+@contextmanager
+def open_task_store(url: str | None, store_key: str | None = None) -> Iterator[SealedStore]:
+    """The task's store; secrets sealed with ``store_key``, else ``$HOTPLAY_STORE_KEY``."""
+    key = StoreKey.from_sources(store_key)
+    store = sealed(open_store(url), key)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def masked(result: dict[str, Any], secrets: SecretValues) -> dict[str, Any]:
+    """The task result with every secret shown as ``******`` (msg, outputs, events,
+    plan, diff, warnings: all of it)."""
+    return secrets.mask(result)
+
+
+def lock_holder(task: Any) -> str:
+    """Who holds a stack's lock, as people will read it in a refusal."""
+    job = os.environ.get("JOB_ID") or os.environ.get("AWX_JOB_ID")
+    who = f"{getpass.getuser()}@{socket.gethostname()}"
+    where = f"AWX job {job}" if job else "ansible-playbook"
+    return f"{where} ({who}, task '{task.get_name()}')"
+
+
+def progress_printer(stack_name: str, secrets: SecretValues) -> Callable[[Event], None]:
+    """One line per resource action as it happens (ansible-playbook and AWX output),
+    secrets masked."""
+
+    def show(event: Event) -> None:
+        record = event.record
+        line = f"[{stack_name}] {event.resource_name}: {record.action}_{record.status}"
+        if record.status == "FAILED" or record.reason not in ("state changed", ""):
+            line += f" {record.reason}"
+        _display.display(secrets.mask_text(line))
+
+    return show
+
+
+def engine_failure(error: HotplayError) -> dict[str, Any]:
+    """A task failure for a user's mistake or a refusal: one message, no traceback."""
+    return {"failed": True, "changed": False, "msg": str(error)}
+
+
+@contextmanager
+def interruptible(cancel: Cancel) -> Iterator[None]:
+    """SIGTERM or SIGINT (an AWX cancel, Ctrl-C) stops the run cleanly: nothing new
+    starts, waiting resources give up, the store says what happened."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGTERM, signal.SIGINT)
+    previous = {number: signal.getsignal(number) for number in signals}
+
+    def stop(number: int, _frame: Any) -> None:
+        cancel.trigger(f"Interrupted by {signal.Signals(number).name}")
+
+    for number in signals:
+        signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def plan_warnings(plan: Plan) -> list[str]:
+    """One loud line per deletion and replacement of a preview."""
+    return [
+        f"PREVIEW: {change.path} ({change.type}) will be {change.action.upper()}: {change.reason}"
+        for change in plan.changes if change.destructive
+    ]
+
+
+def plan_diff(plan: Plan) -> list[dict[str, Any]]:
+    """``--diff``: properties before and after, per changed resource."""
+    return [
+        {
+            "before_header": f"{change.path} ({change.type})",
+            "after_header": f"{change.path} ({change.type}) {change.action}",
+            "before": dict(change.before or {}),
+            "after": dict(change.after or {}),
+        }
+        for change in plan.changes if change.action != "unchanged"
+    ]
+
+
+class StackAction(ActionBase):
+    """The skeleton of every hotplay.stacks action plugin: the arguments checked
+    against ``ARGUMENT_SPEC``, the plugin's own ``perform``, a ``HotplayError``
+    turned into one task failure, and the secrets of the store it opened masked in
+    all the task shows.  Runs on the controller, check mode supported."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    ARGUMENT_SPEC: ClassVar[dict[str, Any]] = {}
+    MUTUALLY_EXCLUSIVE: ClassVar[Sequence[Sequence[str]]] = ()
+    # SIGTERM and SIGINT cancel ``self.cancel`` while ``perform`` runs (runs that
+    # change stacks stop cleanly); other plugins keep Ansible's own handling.
+    INTERRUPTIBLE: ClassVar[bool] = False
+
+    host: AnsibleHost
+    cancel: Cancel
+    secrets: SecretValues
+
+    def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = self.validate_argument_spec(
+            argument_spec=self.ARGUMENT_SPEC, mutually_exclusive=list(self.MUTUALLY_EXCLUSIVE) or None
+        )[1]
+        self.host = AnsibleHost(self, task_vars or {})
+        self.cancel = Cancel()
+        self.secrets = SecretValues()
+        try:
+            with ExitStack() as scope:
+                if self.INTERRUPTIBLE:
+                    scope.enter_context(interruptible(self.cancel))
+                outcome = self.perform(args)
+        except HotplayError as error:
+            result.update(engine_failure(error))
+        else:
+            result.update(outcome)
+        return masked(result, self.secrets)
+
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The plugin's own work: what to add to the task result."""
+        raise NotImplementedError
+
+    @contextmanager
+    def task_store(self, args: Mapping[str, Any]) -> Iterator[SealedStore]:
+        """The store the task names (``store``, ``store_key``); its secrets are
+        masked in the result."""
+        with open_task_store(args["store"], args["store_key"]) as store:
+            self.secrets = store.secrets
+            yield store
+
+    @property
+    def check_mode(self) -> bool:
+        return bool(self._task.check_mode)
+
+    @property
+    def holder(self) -> str:
+        """Who this task is, in a lock refusal."""
+        return lock_holder(self._task)

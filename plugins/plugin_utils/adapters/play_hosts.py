@@ -1,0 +1,347 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reaching inventory hosts from an action plugin, the way ``delegate_to`` does.
+
+Every call gets a connection of its own, built from the target host's variables as
+``TaskExecutor`` builds one, and an action handler of its own.  So calls to one host
+run side by side, each with its own remote temporary directory, and a stack can
+reach other inventory hosts than the task's (a deployment group, a module resource
+with ``host``).  With ssh the connections share ssh's ControlMaster socket, so a new
+connection costs no new handshake."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ansible import constants as C
+from ansible.errors import AnsibleConnectionFailure, AnsibleError, AnsibleValueOmittedError
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.loader import become_loader, connection_loader
+from ansible.template import trust_as_template
+
+from ..errors import HotplayError
+
+
+_BUILDING = threading.Lock()
+# Ansible's plugin loader puts a plugin's module in sys.modules before running its
+# code: a second thread loading the same plugin for the first time can get a
+# module without its class yet ("has no attribute 'ActionModule'").  Handlers are
+# built one at a time (_BUILDING), and the loaders' first loads are serialised
+# too, for a running plugin that loads another (template loads copy); running
+# the plugins is not.
+_LOADING = threading.RLock()
+# Calls to one host over a network connection at once: each holds an ssh session
+# on the shared ControlMaster while it runs, and sshd refuses more than its
+# MaxSessions (10 by default) on one connection.
+REMOTE_CALLS_PER_HOST = 8
+
+
+def _load_one_at_a_time(loader: Any) -> None:
+    """Serialise the loader's first loads of plugin code (patched once per process:
+    the worker process that runs this task)."""
+    load = getattr(loader, "_load_module_source", None)
+    if load is None or getattr(load, "_hotplay_serialised", False):
+        return
+
+    def serialised(*args: Any, **kwargs: Any) -> Any:
+        with _LOADING:
+            return load(*args, **kwargs)
+
+    serialised._hotplay_serialised = True  # type: ignore[attr-defined]
+    loader._load_module_source = serialised
+
+
+class HostUnreachable(HotplayError):
+    """A host could not be reached while a deployment or module ran on it."""
+
+
+class PlayHost:
+    """``HostContext`` for the engine: runs deployments, task lists and modules on an
+    inventory host; by default the host the task runs for."""
+
+    def __init__(self, action: Any, task_vars: dict[str, Any], hostname: str | None = None) -> None:
+        self._action = action
+        self._task_vars = task_vars
+        own = str(task_vars.get("inventory_hostname", "localhost"))
+        self.name = hostname or own
+        self._own = self.name == own
+        # Worker threads run handlers in a copy of the task's context (ansible-core
+        # keeps the running task in a context variable).
+        self._context = contextvars.copy_context()
+        self._lock = threading.Lock()
+        self._variables: dict[str, Any] | None = None
+        self._others: dict[str, PlayHost] = {}
+        self.unreachable = ""
+        self._opening = threading.Lock()
+        self._opened = threading.Event()
+        self._remote_calls = threading.BoundedSemaphore(REMOTE_CALLS_PER_HOST)
+        for loader in (action._shared_loader_obj.action_loader, connection_loader, become_loader):
+            _load_one_at_a_time(loader)
+
+    # -- the HostContext interface ---------------------------------------------------
+    @property
+    def state_dir(self) -> str | None:
+        variables = self._connection_vars()
+        value = variables.get("hotplay_state_dir")
+        return str(self._templar(variables).template(value)) if value else None
+
+    def on(self, hostname: str) -> PlayHost:
+        """The same, for another inventory host (``delegate_to`` semantics)."""
+        if hostname == self.name:
+            return self
+        known = self._task_vars.get("hostvars")
+        if known is not None and hostname not in known and hostname not in C.LOCALHOST:
+            raise HotplayError(f"server {hostname} is not a host of the inventory: add it (or let "
+                               "the inventory plugin hotplay.stacks.stacks add it) to reach it")
+        with self._lock:
+            if hostname not in self._others:
+                self._others[hostname] = PlayHost(self._action, self._task_vars, hostname)
+            return self._others[hostname]
+
+    def run_deployment(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        result = self.run_module("hotplay.stacks.software_deployment", arguments)
+        if result.get("failed"):
+            raise HotplayError(f"software_deployment on {self.name}: {result.get('msg')}")
+        return result
+
+    def run_module(self, module: str, arguments: Mapping[str, Any], *, check_mode: bool = False,
+                   diff: bool = False, no_log: bool = False) -> dict[str, Any]:
+        """One task as ansible-playbook runs it: through the module's action plugin
+        when it has one (copy, template: they send files first), else the module.
+        The result as the module gave it (``failed`` included); HostUnreachable when
+        the host was lost.  ``no_log``: the arguments hold secrets (the module does
+        not log to the host's syslog, diffs are hidden), as a task's ``no_log``."""
+        task = self._action._task.copy(exclude_parent=True, exclude_tasks=True)
+        task.action, task.args = module, dict(arguments)
+        task._resolved_action = module  # noqa: SLF001 - what TaskExecutor sets when it resolves
+        task.check_mode, task.diff = check_mode, diff
+        task.no_log = bool(task.no_log or no_log)
+        task.delegate_to = None if self._own else self.name
+        variables = self._task_variables()
+        cvars = self._connection_vars()
+        try:
+            # Ansible's plugin loaders import plugins on first use, not safely from
+            # several threads at once: building is one at a time, running is not.
+            with _BUILDING:
+                handler = self._handler(task, variables, cvars)
+            result = self._paced(
+                handler, lambda: self._context.copy().run(self._run_handler, handler, variables))
+        except AnsibleConnectionFailure as error:
+            result = {"unreachable": True, "msg": str(error)}
+        return self._reached(_with_message(result))
+
+    def run_tasks(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
+        """An ``ansible`` config: each task one module call, its arguments templated
+        with the deployment's inputs; ``register: NAME`` makes an output."""
+        outputs: dict[str, Any] = {}
+        lines: list[str] = []
+        templar = self._action._templar.copy_with_new_env(available_variables=dict(variables))
+        for task in tasks:
+            module, arguments = _task_call(task)
+            result = self.run_module(module, templar.template(_trusted(arguments)))
+            lines.append(f"{module}: {'changed' if result.get('changed') else 'ok'}")
+            if task.get("register"):
+                outputs[str(task["register"])] = _plain(result)
+            if result.get("failed"):
+                return {"deploy_status_code": 1, "deploy_stdout": "\n".join(lines),
+                        "deploy_stderr": str(result.get("msg", "")), "outputs": outputs}
+        return {"deploy_status_code": 0, "deploy_stdout": "\n".join(lines), "deploy_stderr": "",
+                "outputs": outputs}
+
+    def report_unreachable(self, result: dict[str, Any]) -> None:
+        """When the task's own host was lost, Ansible counts it unreachable (a
+        rolling play stops there)."""
+        if not self.unreachable:
+            return
+        # Ansible reports a result as unreachable only when it is not also failed.
+        result.update(unreachable=True, failed=False,
+                      msg=f"{result.get('msg', '')} ({self.unreachable})")
+
+    # -- variables ----------------------------------------------------------------------
+    def _task_variables(self) -> dict[str, Any]:
+        """The task_vars a handler runs with: the task's own, plus for another host
+        its variables under ``ansible_delegated_vars`` as delegate_to gives them."""
+        if self._own:
+            return self._task_vars
+        return {**self._task_vars, "ansible_delegated_vars": {self.name: self._connection_vars()}}
+
+    def _connection_vars(self) -> dict[str, Any]:
+        """The target host's variables (cached: interpreter discovery writes into them)."""
+        if self._own:
+            return self._task_vars
+        with self._lock:
+            if self._variables is None:
+                self._variables = self._delegated_vars()
+            return self._variables
+
+    def _delegated_vars(self) -> dict[str, Any]:
+        task = self._action._task
+        manager = task.get_variable_manager()
+        if manager is None:
+            raise HotplayError(f"cannot reach host {self.name}: no inventory in this run")
+        probe = task.copy(exclude_parent=False, exclude_tasks=True)
+        probe.delegate_to = self.name
+        delegated, name = manager.get_delegated_vars_and_hostname(self._action._templar, probe,
+                                                                  self._task_vars)
+        variables = dict(delegated["ansible_delegated_vars"][name])
+        # The deployment's host is the target, not the task's host.
+        variables["inventory_hostname"] = self.name
+        variables["inventory_hostname_short"] = self.name.split(".")[0]
+        return variables
+
+    def _templar(self, variables: dict[str, Any]) -> Any:
+        return self._action._templar.copy_with_new_env(available_variables=variables)
+
+    # -- connection and handler ---------------------------------------------------------
+    def _handler(self, task: Any, variables: dict[str, Any], cvars: dict[str, Any]) -> Any:
+        templar = self._templar(cvars)
+        play_context = self._action._play_context.set_task_and_variable_override(
+            task=task, variables=variables, templar=templar)
+        play_context.post_validate(templar=templar)
+        if not play_context.remote_addr:
+            play_context.remote_addr = cvars.get("ansible_host") or self.name
+        connection = self._connection(task, play_context, cvars, templar)
+        action = self._action
+        loader = action._shared_loader_obj.action_loader
+        handler_name = task.action if loader.has_plugin(task.action, collection_list=None) \
+            else "ansible.legacy.normal"
+        return loader.get(handler_name, task=task, connection=connection, play_context=play_context,
+                          loader=action._loader, templar=templar,
+                          shared_loader_obj=action._shared_loader_obj)
+
+    def _connection(self, task: Any, play_context: Any, cvars: dict[str, Any], templar: Any) -> Any:
+        """A new connection plugin for the target, configured as TaskExecutor's
+        ``_get_connection`` and ``_set_connection_options`` configure one."""
+        kind = templar.template(cvars["ansible_connection"]) \
+            if cvars.get("ansible_connection") is not None else self._default_connection(task)
+        play_context.connection = kind
+        connection = connection_loader.get(kind, play_context, new_stdin=None, task_uuid=task._uuid,
+                                           ansible_playbook_pid=str(os.getppid()))
+        if connection is None:
+            raise HotplayError(f"the connection plugin '{kind}' of host {self.name} was not found")
+        connection.set_become_plugin(_become_plugin(task, cvars, templar))
+        if connection.become is not None:
+            play_context.set_become_plugin(connection.become.name)
+        play_context.set_attributes_from_plugin(connection)
+        task_keys = task.dump_attrs()
+        task_keys["timeout"] = play_context.timeout
+        task_keys.pop("retries", None)
+        if play_context.password:
+            task_keys["password"] = play_context.password
+        connection.set_options(task_keys=task_keys,
+                               var_options=connection._resolve_option_variables(cvars, templar))
+        _set_plugin_options(connection._shell, "shell", cvars, templar, task_keys)
+        if connection.become is not None:
+            if play_context.become_pass:
+                task_keys["become_pass"] = play_context.become_pass
+            _set_plugin_options(connection.become, "become", cvars, templar, task_keys)
+        return connection
+
+    def _default_connection(self, task: Any) -> str:
+        """The connection keyword as the play set it (or ``-c``): the task's own
+        now names the task host's resolved connection, which another host does not
+        share (TaskExecutor records it there once resolved)."""
+        if self._own:
+            return str(task.connection)
+        play = self._action._task.get_play()
+        return str(getattr(play, "connection", None) or C.DEFAULT_TRANSPORT)
+
+    def _paced(self, handler: Any, run: Any) -> dict[str, Any]:
+        """Over a network connection: until one call has reached the host, calls go
+        one at a time (the first opens the ssh ControlMaster the others then share:
+        twenty handshakes at once would meet sshd's MaxStartups and be refused),
+        then at most REMOTE_CALLS_PER_HOST at once."""
+        if getattr(handler._connection, "transport", "") == "local":
+            return run()
+        with self._remote_calls:
+            if self._opened.is_set():
+                return run()
+            with self._opening:
+                if not self._opened.is_set():
+                    result = run()
+                    if not result.get("unreachable"):
+                        self._opened.set()
+                    return result
+            return run()
+
+    @staticmethod
+    def _run_handler(handler: Any, variables: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return handler.run(task_vars=variables)
+        finally:
+            try:
+                handler.cleanup()
+            except AnsibleConnectionFailure:
+                pass  # the host was lost: the run's own result says so
+            handler._connection.close()
+
+    def _reached(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The result, unless the host was lost (then HostUnreachable)."""
+        if result.get("unreachable"):
+            self.unreachable = str(result.get("msg", "unreachable"))
+            raise HostUnreachable(f"host {self.name} is unreachable: {self.unreachable}")
+        return result
+
+
+def _with_message(result: dict[str, Any]) -> dict[str, Any]:
+    """A module that raised gives, since ansible-core 2.19, no ``msg`` but an error
+    summary under ``exception``: its message becomes the msg, as Ansible's own
+    callback shows it."""
+    summary = result.get("exception")
+    if not result.get("failed") or result.get("msg") or summary is None:
+        return result
+    event = getattr(summary, "event", None)
+    message = getattr(event, "msg", None) or getattr(summary, "error_message", None)
+    return {**result, "msg": str(message)} if message else result
+
+
+def _become_plugin(task: Any, cvars: dict[str, Any], templar: Any) -> Any:
+    become = boolean(templar.template(cvars["ansible_become"])) \
+        if cvars.get("ansible_become") is not None else task.become
+    if not become:
+        return None
+    method = templar.template(cvars["ansible_become_method"]) \
+        if cvars.get("ansible_become_method") else task.become_method
+    plugin = become_loader.get(method)
+    if plugin is None:
+        raise AnsibleError(f"Invalid become method specified, could not find matching plugin: '{method}'")
+    return plugin
+
+
+def _set_plugin_options(plugin: Any, kind: str, cvars: dict[str, Any], templar: Any,
+                        task_keys: dict[str, Any]) -> None:
+    options = {}
+    for name in C.config.get_plugin_vars(kind, plugin._load_name):
+        if name in cvars:
+            try:
+                options[name] = templar.template(cvars[name])
+            except AnsibleValueOmittedError:
+                pass
+    plugin.set_options(task_keys=task_keys, var_options=options)
+
+
+def _trusted(value: Any) -> Any:
+    """The config is the template author's content, like a playbook's: its strings
+    may be templates (ansible-core only renders strings trusted as templates)."""
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {key: _trusted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trusted(item) for item in value]
+    return value
+
+
+def _task_call(task: Mapping[str, Any]) -> tuple[str, Any]:
+    calls = [key for key in task if key not in ("name", "register")]
+    if len(calls) != 1:
+        raise HotplayError(f"an ansible config task needs exactly one module: {sorted(task)}")
+    return calls[0], task[calls[0]] or {}
+
+
+def _plain(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if not k.startswith("_ansible") and k != "invocation"}

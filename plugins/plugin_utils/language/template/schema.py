@@ -1,0 +1,258 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The structure of a HOT document as a JSON Schema per version, with Heat's words.
+
+The schema is built from the version's data (sections, resource keys, output
+keys, parameter keys, function names); ``jsonschema`` finds what is wrong and
+``_MESSAGES`` says it the way Heat does (heat/engine/hot/template.py
+validate_section, template_common.py _parse_resource_field, template.py
+validate, parameters.py _check_dict).  Only the first error is reported, in the
+order Heat checks: sections, then resources and outputs by name, then parameters
+and conditions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+try:
+    import jsonschema
+except ImportError as missing:  # said once a template is validated, not at import
+    jsonschema = None
+    JSONSCHEMA_IMPORT_ERROR: ImportError | None = missing
+else:
+    JSONSCHEMA_IMPORT_ERROR = None
+
+from ...errors import HotplayError, TemplateError
+from .versions import HotVersion
+
+Schema = dict[str, Any]
+
+
+def _call_of(names: Sequence[str]) -> Schema:
+    """A one-key mapping naming a function: a value to be computed later."""
+    return {
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": 1,
+        "propertyNames": {"enum": sorted(names)},
+    }
+
+
+def _resource_schema(version: HotVersion) -> Schema:
+    call = _call_of(list(version.functions))
+    fields: dict[str, Schema] = {
+        "type": {"type": "string"},
+        "properties": {"type": "object"},
+        "metadata": {"type": "object"},
+        "update_policy": {"type": "object"},
+        "depends_on": {"type": ["string", "array"], "items": {"type": "string"}},
+        "deletion_policy": {"anyOf": [{"enum": list(version.deletion_policies)}, call]},
+        "description": {"type": "string"},
+        "external_id": {"anyOf": [{"type": "string"}, call]},
+        "condition": {"anyOf": [{"type": ["string", "boolean"]}, _condition_call(version)]},
+    }
+    return {
+        "type": "object",
+        "required": ["type"],
+        "properties": {k: v for k, v in fields.items() if k in version.resource_keys},
+        "additionalProperties": False,
+    }
+
+
+def _condition_call(version: HotVersion) -> Schema:
+    return _call_of(list(version.condition_functions) or ["get_param"])
+
+
+def _output_schema(version: HotVersion) -> Schema:
+    fields: dict[str, Schema] = {
+        "description": {},
+        "value": {},
+        "condition": {"anyOf": [{"type": ["string", "boolean"]}, _condition_call(version)]},
+    }
+    return {
+        "type": "object",
+        "required": ["value"],
+        "properties": {k: v for k, v in fields.items() if k in version.output_keys},
+        "additionalProperties": False,
+    }
+
+
+def _parameter_schema(version: HotVersion) -> Schema:
+    return {
+        "type": "object",
+        "required": ["type"],
+        "properties": {key: {} for key in sorted(version.parameter_keys)},
+        "additionalProperties": False,
+    }
+
+
+def build_schema(version: HotVersion) -> Schema:
+    """The JSON Schema of a whole document of ``version``."""
+    sections: dict[str, Schema] = {
+        "heat_template_version": {"type": "string"},
+        "description": {},
+        "parameter_groups": {"type": ["array", "null"]},
+        "parameters": {
+            "type": ["object", "null"],
+            "additionalProperties": _parameter_schema(version),
+        },
+        "resources": {
+            "type": ["object", "null"],
+            "additionalProperties": _resource_schema(version),
+        },
+        "outputs": {"type": ["object", "null"], "additionalProperties": _output_schema(version)},
+        "conditions": {"type": ["object", "null"]},
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {k: v for k, v in sections.items() if k in version.sections},
+        "additionalProperties": False,
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(version_key: str) -> Any:
+    from .versions import VERSIONS
+
+    if jsonschema is None:
+        raise HotplayError(
+            "the Python library jsonschema is required on the controller "
+            f"(pip install jsonschema): {JSONSCHEMA_IMPORT_ERROR}"
+        )
+
+    schema = build_schema(VERSIONS[version_key])
+    return jsonschema.Draft202012Validator(schema)
+
+
+# -- Heat's words for what the schema found -------------------------------------------------
+
+Finding = Any  # jsonschema.ValidationError
+Rule = Callable[[Finding, tuple[str, ...]], str]
+
+
+def _type_name(value: Any) -> str:
+    return str(type(value))
+
+
+def _extra_keys(error: Finding) -> list[str]:
+    allowed = error.schema.get("properties", {})
+    return sorted(str(k) for k in error.instance if k not in allowed)
+
+
+def _top_level(error: Finding, path: tuple[str, ...]) -> str:
+    if error.validator == "additionalProperties":
+        return f"The template section is invalid: {_extra_keys(error)[0]}"
+    return "The template is not a JSON object or YAML mapping."
+
+
+def _section(error: Finding, path: tuple[str, ...]) -> str:
+    name = path[0]
+    if name == "conditions":
+        return (
+            "Condition validation error: Condition definitions must be a map. "
+            f"Found a {type(error.instance).__name__} instead"
+        )
+    if name == "parameter_groups":
+        return "Parameter Groups error: The parameter_groups should be a list."
+    if name == "heat_template_version":
+        return "The template version is invalid: Template version was not provided"
+    return f'The "{name}" section must be a map. Found a [{_type_name(error.instance)}] instead'
+
+
+def _entry(error: Finding, path: tuple[str, ...]) -> str:
+    """A whole resource or output definition is wrong."""
+    section, name = path[0], path[1]
+    kind = section[:-1]
+    key = {"resources": "type", "outputs": "value"}[section]
+    must_contain = f"Each {kind} must contain a {key} key."
+    if error.validator == "type":
+        if not error.instance:
+            return must_contain
+        return (
+            f'"{section}" must contain a map of {kind} maps. '
+            f"Found a [{_type_name(error.instance)}] instead"
+        )
+    if error.validator == "additionalProperties":
+        return f'"{_extra_keys(error)[0]}" is not a valid keyword inside a {kind} definition'
+    return must_contain
+
+
+_RESOURCE_FIELD_TYPES = {
+    "type": "string",
+    "properties": "object",
+    "metadata": "object",
+    "update_policy": "object",
+    "depends_on": "list or string",
+    "deletion_policy": "string",
+    "description": "string",
+    "external_id": "string",
+    "condition": "string_or_boolean",
+}
+
+
+def _resource_field(error: Finding, path: tuple[str, ...]) -> str:
+    name, key = path[1], path[2]
+    if key == "depends_on" and len(path) > 3:
+        return f"Resource {name} depends_on must be a list of strings"
+    if key == "deletion_policy" and isinstance(error.instance, str):
+        return f'Invalid deletion policy "{error.instance}"'
+    return f"Resource {name} {key} type must be {_RESOURCE_FIELD_TYPES[key]}"
+
+
+def _output_field(error: Finding, path: tuple[str, ...]) -> str:
+    return f"Output {path[1]} {path[2]} type must be string_or_boolean"
+
+
+def _parameter(error: Finding, path: tuple[str, ...]) -> str:
+    name = path[1]
+    if error.validator == "type":
+        return f"Invalid parameter ({name}), expected a mapping"
+    if error.validator == "additionalProperties":
+        return f"Invalid key '{_extra_keys(error)[0]}' for parameter ({name})"
+    return f"Missing parameter type for parameter: {name}"
+
+
+def _rule(path: tuple[str, ...]) -> Rule:
+    """Which wording applies to a finding at ``path``."""
+    if not path:
+        return _top_level
+    if len(path) == 1:
+        return _section
+    if path[0] == "parameters":
+        return _parameter
+    if len(path) == 2:
+        return _entry
+    return _resource_field if path[0] == "resources" else _output_field
+
+
+# Heat checks the sections first, then resources, outputs, parameters.
+_ORDER = {"resources": 1, "outputs": 2, "parameters": 3, "parameter_groups": 4, "conditions": 5}
+
+
+# At one place, Heat reports unknown keys before a missing required key.
+_VALIDATOR_ORDER = {"type": 0, "additionalProperties": 1, "required": 2}
+
+
+def _order(error: Finding) -> tuple[Any, ...]:
+    """Heat's order: sections; then every resource's keys (by name) before any
+    resource's field types; then outputs, parameters, conditions."""
+    path = tuple(str(p) for p in error.absolute_path)
+    rank = 0 if len(path) <= 1 else _ORDER.get(path[0], 9)
+    validator = _VALIDATOR_ORDER.get(str(error.validator), 3)
+    return (rank, len(path) > 2, path[1:2], validator, path)
+
+
+def validate_structure(data: Mapping[str, Any], version: HotVersion, source: str) -> None:
+    """Raise a ``TemplateError`` for the first structural mistake, in Heat's words."""
+    errors = list(_validator(version.key).iter_errors(data))
+    if not errors:
+        return
+    first = min(errors, key=_order)
+    path = tuple(str(p) for p in first.absolute_path)
+    # A wrong type inside depends_on is reported at the depends_on key.
+    shown = path[:3] if path[:1] == ("resources",) else path
+    raise TemplateError(_rule(path)(first, path), source=source, path=".".join(shown))

@@ -1,0 +1,328 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The HOT versions: what each ``heat_template_version`` allows, as data.
+
+Each version is written as its changes to the previous one (Heat:
+heat/engine/hot/template.py, one class per version extending the previous), and
+the full tables are built from those changes.  A name a version does not have but
+another version has maps to an entry that fails validation naming the function
+and the version, so a template never silently reads a later function as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ...errors import TemplateError
+from ..functions import cfn, conditions, hot
+from ..functions.base import Function
+from ..functions.yaql_function import Yaql
+
+VERSION_KEY = "heat_template_version"
+
+
+@dataclass(frozen=True)
+class VersionChanges:
+    """What one version changes relative to the previous one."""
+
+    key: str
+    aliases: tuple[str, ...] = ()
+    functions: Mapping[str, type[Function]] = field(default_factory=dict)
+    removed: tuple[str, ...] = ()
+    condition_functions: Mapping[str, type[Function]] = field(default_factory=dict)
+    sections: tuple[str, ...] = ()
+    resource_keys: tuple[str, ...] = ()
+    output_keys: tuple[str, ...] = ()
+    parameter_keys: tuple[str, ...] = ()
+    deletion_policies: tuple[str, ...] = ()
+    if_function: type[conditions.If] | None = None
+
+
+CHANGES: tuple[VersionChanges, ...] = (
+    VersionChanges(
+        "2013-05-23",
+        functions={
+            "get_param": hot.GetParam,
+            "get_resource": hot.GetResource,
+            "get_attr": hot.GetAttThenSelect,
+            "get_file": hot.GetFile,
+            "list_join": hot.Join,
+            "str_replace": hot.Replace,
+            "resource_facade": hot.ResourceFacade,
+            "Fn::GetAZs": cfn.GetAZs,
+            "Ref": cfn.Ref,
+            "Fn::Select": cfn.Select,
+            "Fn::Join": cfn.Join,
+            "Fn::Split": cfn.Split,
+            "Fn::Replace": cfn.Replace,
+            "Fn::Base64": cfn.Base64,
+            "Fn::MemberListToMap": cfn.MemberListToMap,
+            "Fn::ResourceFacade": cfn.ResourceFacade,
+        },
+        sections=(
+            "heat_template_version",
+            "description",
+            "parameter_groups",
+            "parameters",
+            "resources",
+            "outputs",
+        ),
+        resource_keys=(
+            "type",
+            "properties",
+            "metadata",
+            "depends_on",
+            "deletion_policy",
+            "update_policy",
+            "description",
+        ),
+        output_keys=("description", "value"),
+        parameter_keys=(
+            "type",
+            "description",
+            "default",
+            "schema",
+            "constraints",
+            "hidden",
+            "label",
+            "immutable",
+        ),
+        deletion_policies=("Delete", "Retain", "Snapshot"),
+    ),
+    VersionChanges(
+        "2014-10-16",
+        functions={"get_attr": hot.GetAtt},
+        removed=(
+            "Fn::GetAZs",
+            "Fn::Join",
+            "Fn::Split",
+            "Fn::Replace",
+            "Fn::Base64",
+            "Fn::MemberListToMap",
+            "Fn::ResourceFacade",
+            "Ref",
+        ),
+    ),
+    VersionChanges(
+        "2015-04-30",
+        functions={"digest": hot.Digest, "repeat": hot.Repeat},
+    ),
+    VersionChanges(
+        "2015-10-15",
+        functions={
+            "get_attr": hot.GetAttAllAttributes,
+            "list_join": hot.JoinMultiple,
+            "str_replace": hot.ReplaceJson,
+            "str_split": hot.StrSplit,
+        },
+        removed=("Fn::Select",),
+    ),
+    VersionChanges("2016-04-08", functions={"map_merge": hot.MapMerge}),
+    VersionChanges(
+        "2016-10-14",
+        aliases=("newton",),
+        functions={
+            "repeat": hot.RepeatWithMap,
+            "yaql": Yaql,
+            "map_replace": hot.MapReplace,
+        },
+        if_function=conditions.If,
+        condition_functions={
+            "get_param": hot.GetParam,
+            "equals": conditions.Equals,
+            "not": conditions.Not,
+            "and": conditions.And,
+            "or": conditions.Or,
+        },
+        sections=("conditions",),
+        resource_keys=("external_id", "condition"),
+        output_keys=("condition",),
+        # Heat 2016-10-14 adds lower-case aliases of the deletion policies.
+        deletion_policies=("delete", "retain", "snapshot"),
+    ),
+    VersionChanges(
+        "2017-02-24",
+        aliases=("ocata",),
+        functions={"filter": hot.Filter, "str_replace_strict": hot.ReplaceJsonStrict},
+    ),
+    VersionChanges(
+        "2017-09-01",
+        aliases=("pike",),
+        functions={
+            "repeat": hot.RepeatWithNestedLoop,
+            "make_url": hot.MakeURL,
+            "list_concat": hot.ListConcat,
+            "list_concat_unique": hot.ListConcatUnique,
+            "str_replace_vstrict": hot.ReplaceJsonVeryStrict,
+            "contains": hot.Contains,
+        },
+        condition_functions={"yaql": Yaql, "contains": hot.Contains},
+    ),
+    VersionChanges("2018-03-02", aliases=("queens",), parameter_keys=("tags",)),
+    VersionChanges("2018-08-31", aliases=("rocky",)),
+    VersionChanges("2021-04-16", aliases=("wallaby",), if_function=conditions.IfNullable),
+)
+
+
+@dataclass(frozen=True)
+class HotVersion:
+    """Everything one ``heat_template_version`` allows."""
+
+    key: str
+    aliases: tuple[str, ...]
+    functions: Mapping[str, type[Function]]
+    condition_functions: Mapping[str, type[Function]]
+    sections: frozenset[str]
+    resource_keys: frozenset[str]
+    output_keys: frozenset[str]
+    parameter_keys: frozenset[str]
+    deletion_policies: tuple[str, ...]
+
+    @property
+    def has_conditions(self) -> bool:
+        """Whether the ``conditions`` section and ``condition:`` keys exist."""
+        return "conditions" in self.sections
+
+    def available(self, name: str) -> bool:
+        """True when ``name`` is a working function of this version."""
+        fn = self.functions.get(name)
+        return fn is not None and not issubclass(fn, hot.Removed)
+
+
+def _function_names(changes: tuple[VersionChanges, ...]) -> set[str]:
+    names: set[str] = set()
+    for change in changes:
+        names.update(change.functions)
+        if change.if_function is not None:
+            names.add("if")
+    return names
+
+
+def _first_version(name: str, changes: tuple[VersionChanges, ...]) -> str:
+    for change in changes:
+        if name in change.functions or (name == "if" and change.if_function):
+            return change.key
+    return ""
+
+
+def _condition_table(
+    functions: Mapping[str, type[Function]], own: Mapping[str, type[Function]]
+) -> dict[str, type[Function]]:
+    """Heat: a template function in a condition is Invalid, unless it is Removed."""
+    table: dict[str, type[Function]] = {
+        name: fn if issubclass(fn, hot.Removed) else hot.Invalid for name, fn in functions.items()
+    }
+    table.update(own)
+    return table
+
+
+def _build() -> dict[str, HotVersion]:
+    all_names = _function_names(CHANGES)
+    condition_names = {n for c in CHANGES for n in c.condition_functions}
+    functions: dict[str, type[Function]] = {}
+    own_conditions: dict[str, type[Function]] = {}
+    lists: dict[str, list[str]] = {
+        "sections": [],
+        "resource_keys": [],
+        "output_keys": [],
+        "parameter_keys": [],
+        "deletion_policies": [],
+    }
+    if_function: type[conditions.If] | None = None
+    versions: dict[str, HotVersion] = {}
+    for change in CHANGES:
+        functions.update(change.functions)
+        functions.update({name: hot.Removed for name in change.removed})
+        own_conditions.update(change.condition_functions)
+        for attr, values in lists.items():
+            values.extend(getattr(change, attr))
+        if_function = change.if_function or if_function
+        version = _version(
+            change, functions, own_conditions, lists, if_function, all_names | condition_names
+        )
+        for name in (change.key, *change.aliases):
+            versions[name] = version
+    return versions
+
+
+def _version(
+    change: VersionChanges,
+    functions: Mapping[str, type[Function]],
+    own_conditions: Mapping[str, type[Function]],
+    lists: Mapping[str, list[str]],
+    if_function: type[conditions.If] | None,
+    known_names: set[str],
+) -> HotVersion:
+    table = dict(functions)
+    if if_function is not None:
+        table["if"] = hot.Invalid  # placeholder so the condition table marks it Invalid
+    cond_table = _condition_table(table, own_conditions) if own_conditions else {}
+    if if_function is not None:
+        table["if"] = type(if_function.__name__, (if_function,), {"condition_table": cond_table})
+    _add_unavailable(table, change.key, _function_names(CHANGES))
+    if cond_table:
+        _add_unavailable(cond_table, change.key, known_names)
+    return HotVersion(
+        key=change.key,
+        aliases=change.aliases,
+        functions=MappingProxyType(table),
+        condition_functions=MappingProxyType(cond_table),
+        sections=frozenset(lists["sections"]),
+        resource_keys=frozenset(lists["resource_keys"]),
+        output_keys=frozenset(lists["output_keys"]),
+        parameter_keys=frozenset(lists["parameter_keys"]),
+        deletion_policies=tuple(lists["deletion_policies"]),
+    )
+
+
+def _add_unavailable(table: dict[str, type[Function]], key: str, names: set[str]) -> None:
+    """Names of other versions' functions fail validation, naming the version."""
+    for name in names - set(table):
+        first = _first_version(name, CHANGES) or _first_condition_version(name)
+        table[name] = hot.not_yet_added(key, first)
+
+
+def _first_condition_version(name: str) -> str:
+    for change in CHANGES:
+        if name in change.condition_functions:
+            return change.key
+    return ""
+
+
+VERSIONS: dict[str, HotVersion] = _build()
+
+# Heat lists every accepted value, dates and release names, in sorted order.
+_ACCEPTED = ", ".join(sorted(VERSIONS))
+
+
+def version_of(data: Mapping[str, Any], source: str) -> HotVersion:
+    """The version a template declares, with Heat's errors when it does not."""
+    cfn_keys = [k for k in ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion") if k in data]
+    if VERSION_KEY not in data and not cfn_keys:
+        raise TemplateError("Template format version not found.", source=source, path=VERSION_KEY)
+    declared = [k for k in (VERSION_KEY, *cfn_keys) if isinstance(data.get(k), str)]
+    if len(declared) > 1:
+        raise _invalid(f"Ambiguous versions ({', '.join(declared)})", source)
+    if not declared:
+        raise _invalid("Template version was not provided", source)
+    if declared[0] != VERSION_KEY:
+        raise _invalid(
+            f'"{declared[0]}" templates are not supported, only HOT templates '
+            f'("{VERSION_KEY}")',
+            source,
+        )
+    value = data[VERSION_KEY]
+    if value not in VERSIONS:
+        raise _invalid(
+            f'"{VERSION_KEY}: {value}". "{VERSION_KEY}" should be one of: {_ACCEPTED}', source
+        )
+    return VERSIONS[value]
+
+
+def _invalid(explanation: str, source: str) -> TemplateError:
+    return TemplateError(
+        f"The template version is invalid: {explanation}", source=source, path=VERSION_KEY
+    )

@@ -1,0 +1,476 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The update preview: what applying a definition would do to each resource, and why.
+
+Resources are visited in dependency order.  Each one's properties are resolved
+with the recorded state of the resources it reads; a value read from a resource
+that will itself change is not known yet, so it counts as changed (and the reason
+says which resource it comes from).  A changed property that the type cannot
+update in place means a replacement, as in Heat.  Nested stacks are previewed
+inside, and their resources named ``parent/child``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdentity, handler_for
+from ..errors import HotplayError, StackValidationFailed, TemplateError
+from ..language.functions.base import resolve
+from .graph import topological_order
+from ..run.health import unhealthy_replaces
+from ..resources.base import Resource, ResourceState
+from ..resources.properties import UNKNOWN, validate_properties
+from ..store.base import StackRecord, Store, utc_now
+
+PLAN_KEYS = ("added", "deleted", "replaced", "updated", "unchanged")
+
+
+@dataclass(frozen=True)
+class Change:
+    """What the plan does to one resource."""
+
+    path: str  # "web", or "group/0/server" inside nested stacks
+    action: str  # one of PLAN_KEYS
+    type: str
+    reason: str = ""
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+    restricted: bool = False  # the environment restricts this action (Heat)
+    skipped: bool = False  # restricted, and left as it is (on_restricted: skip)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def destructive(self) -> bool:
+        return self.action in ("deleted", "replaced")
+
+
+@dataclass
+class Plan:
+    changes: list[Change] = field(default_factory=list)
+    # The stored state the plan was made against (what ``plan_id`` hashes).
+    state_lines: list[str] = field(default_factory=list)
+    # The top stack's recorded resources, in template order (read once).
+    top_states: list[ResourceState] = field(default_factory=list)
+    # What resources that can ask their own tool (module resources) said about
+    # their change in check mode: path -> {changed: bool or None, ...}.
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def by_action(self) -> dict[str, list[str]]:
+        """Heat's preview keys, each a list of resource paths."""
+        grouped: dict[str, list[str]] = {key: [] for key in PLAN_KEYS}
+        for change in self.changes:
+            grouped[change.action].append(change.path)
+        return grouped
+
+    def as_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = dict(self.by_action())
+        # Unchanged resources have a reason only when one was left alone on purpose.
+        result["reasons"] = {c.path: c.reason for c in self.changes if c.reason}
+        if self.checks:
+            result["checks"] = dict(self.checks)
+        return result
+
+    @property
+    def changes_anything(self) -> bool:
+        return any(change.action != "unchanged" for change in self.changes)
+
+    def top_level(self) -> dict[str, Change]:
+        return {c.path: c for c in self.changes if "/" not in c.path}
+
+
+def plan_nodes(plan: Plan) -> list[Any]:
+    """Graph nodes coloured by what the plan does to each resource."""
+    from ..adapters.render import GraphNode
+
+    return [GraphNode(c.path, c.type, c.action) for c in plan.changes]
+
+
+def plan_id(stack: StackRecord | None, plan: Plan, definition_digest: str,
+            digest: Callable[[Sequence[bytes]], str] | None = None) -> str:
+    """Identifies 'this stored state + this definition': an apply given a plan id
+    refuses when either changed since the preview.  ``digest``: the store's, keyed
+    when the state holds a secret (a plan id is shown)."""
+    parts = [definition_digest.encode()]
+    if stack is not None:
+        parts.append(f"{stack.id}:{stack.revision}:{stack.stack_status}".encode())
+    parts.extend(line.encode() for line in sorted(plan.state_lines))
+    return (digest or _sha256)(parts)[:32]
+
+
+def _sha256(parts: Sequence[bytes]) -> str:
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def _state_line(prefix: str, state: ResourceState) -> str:
+    return json.dumps([prefix + state.name, state.action, state.status, state.physical_id,
+                       state.properties], sort_keys=True, default=str)
+
+
+def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
+            skip_restricted: bool = False, restore: bool = False,
+            accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False) -> Plan:
+    """The plan of applying ``definition`` to ``stack`` (None: a new stack).
+
+    With ``skip_restricted``, a resource whose change the environment restricts is
+    planned as left unchanged, and what reads it sees it unchanged.  With
+    ``restore`` (a rollback), a retired resource that is what the definition
+    needs is planned as swapped back in.  With ``probe`` (check mode), resources
+    that can ask their tool (module resources, on ``host``) say whether their
+    change would change anything, in ``plan.checks``."""
+    from ..run.executor import RunOptions, StackRun  # the runtime handlers read the store through
+
+    record = stack or _unsaved_stack(definition.identity)
+    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True, host=host))
+    run.definition = definition
+    plan = Plan()
+    plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
+    previewer = _Previewer(run, definition, "", plan, skip_restricted, restore)
+    previewer.accepted = accepted
+    previewer.probes = _Probes() if probe else None
+    try:
+        previewer.walk()
+    finally:
+        if previewer.probes is not None:
+            plan.checks = previewer.probes.results()
+    return plan
+
+
+class _Probes:
+    """Check-mode questions to resources that can ask their own tool, asked side
+    by side while the plan is walked (nothing is started for other types)."""
+
+    WORKERS = 16
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._asked: dict[str, Future[dict[str, Any]] | dict[str, Any]] = {}
+
+    def ask(self, path: str, handler: Resource, current: ResourceState | None,
+            after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
+        check = getattr(handler, "check_change", None)
+        if check is None:
+            return
+        if unknown:
+            self._asked[path] = {"changed": None, "msg": "its arguments are known only after apply"}
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.WORKERS)
+        self._asked[path] = self._pool.submit(check, current, dict(after))
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        answers: dict[str, dict[str, Any]] = {}
+        for path, asked in self._asked.items():
+            if not isinstance(asked, Future):
+                answers[path] = asked
+                continue
+            try:
+                answers[path] = asked.result()
+            except Exception as error:  # noqa: BLE001 - a probe must not break the preview
+                answers[path] = {"changed": None, "msg": f"{type(error).__name__}: {error}"}
+        if self._pool is not None:
+            self._pool.shutdown()
+        return answers
+
+
+def preview_delete(store: Store, stack: StackRecord) -> Plan:
+    """The plan of deleting a stack: every recorded resource, nested ones too."""
+    plan = Plan()
+    _deleted_tree(store, stack.id, "", plan, "the stack is deleted")
+    for stored in store.retired_resources(stack.id):
+        state = stored.state
+        plan.changes.append(Change(state.name, "deleted", state.type,
+                                   f"replaced in revision {stored.retired_in}, kept until now",
+                                   dict(state.properties), None))
+    return plan
+
+
+def _unsaved_stack(identity: StackIdentity) -> StackRecord:
+    now = utc_now()
+    return StackRecord(identity.id, identity.name, "INIT", "COMPLETE", "", now, now)
+
+
+class _Previewer:
+    """Plans one stack of the tree (nested stacks get their own)."""
+
+    def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan,
+                 skip_restricted: bool = False, restore: bool = False) -> None:
+        self.skip_restricted = skip_restricted
+        self.restore = restore
+        # Paths a rollback accepts as they are (its ``skip``).
+        self.accepted: frozenset[str] = frozenset()
+        self.stack_run = stack_run
+        self.store: Store = stack_run.store
+        self.definition = definition
+        self.prefix = prefix
+        self.plan = plan
+        self.records: dict[str, ResourceState] = dict(stack_run.records)
+        plan.state_lines.extend(_state_line(prefix, state) for state in self.records.values())
+        self.actions: dict[str, str] = {}
+        self.handlers: dict[str, Resource] = {}
+        self.read_pending: set[str] = set()
+        # Values not known yet, resolved as far as they go (markers where unknown).
+        self.partial: dict[str, Any] = {}
+        self.probes: _Probes | None = None
+
+    def walk(self) -> None:
+        scope = self.definition.scope
+        scope.live, scope.on_unknown = self._live, self.read_pending.add
+        try:
+            for name in topological_order(self.definition.requires_graph()):
+                self._plan(name)
+            for name, state in self.records.items():
+                if name not in self.definition.resources:
+                    where = "the nested stack's definition" if self.prefix else "the template"
+                    self._deleted(name, state, f"removed from {where}")
+        finally:
+            scope.on_unknown = lambda name: None
+
+    # -- what other resources see --------------------------------------------------
+    def _live(self, name: str) -> Any:
+        action = self.actions.get(name)
+        handler = self.handlers.get(name)
+        if action is None or handler is None:
+            return None
+        state = self.records.get(name)
+        if action == "unchanged":
+            return state, handler
+        return Pending(state, handler, keeps_id=action == "updated")
+
+    # -- one resource -------------------------------------------------------------------
+    def _plan(self, name: str) -> None:
+        defn = self.definition.resources[name]
+        handler = handler_for(defn, self.stack_run.runtime)
+        self.handlers[name] = handler
+        record = self.records.get(name)
+        after, unknown = self._properties(defn, handler)
+        self._preflight(handler, after)
+        action, reason = self._decide(defn, handler, record, after, unknown)
+        if self.prefix + name in self.accepted and action != "added":
+            action, reason = "unchanged", "accepted as it is (skip)"
+        if self.restore and action != "unchanged" and not unknown:
+            action, reason = self._swap_back(defn, handler, after, action, reason)
+        path = self.prefix + name
+        restricted = (action == "updated" and "update" in defn.restricted_actions) or (
+            action == "replaced" and "replace" in defn.restricted_actions)
+        skipped = restricted and self.skip_restricted
+        if skipped:
+            verb = "update" if action == "updated" else "replace"
+            action, reason = "unchanged", f"left as it is: {verb} is restricted ({reason})"
+        self.actions[name] = action
+        before = handler.masked_properties(record.properties) if record and action != "added" else None
+        self.plan.changes.append(Change(path, action, defn.type, reason, before,
+                                        handler.masked_properties(_shown(after, unknown)),
+                                        restricted, skipped))
+        if self.probes is not None and action in ("added", "updated", "replaced"):
+            self.probes.ask(path, handler, record if action == "updated" else None, after, unknown)
+        self._plan_inside(name, defn, handler, record, action, after, unknown)
+
+    def _preflight(self, handler: Resource, after: Mapping[str, Any]) -> None:
+        """Checks a type makes against what the run can reach (a module resource:
+        its module is installed), before anything is written."""
+        check = getattr(handler, "preflight", None)
+        if check is None:
+            return
+        try:
+            check(after)
+        except HotplayError as error:
+            raise error.located(self.definition.source.path) from None
+
+    def _properties(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
+        """Resolved properties, and for each not known yet the resources it reads;
+        the secrets among them are masked in the preview too."""
+        properties, unknown = self._resolved(defn, handler)
+        known = {k: v for k, v in properties.items() if k not in unknown}
+        self.stack_run.keep_secret_properties(handler, known)
+        return properties, unknown
+
+    def _resolved(self, defn: Any, handler: Resource) -> tuple[dict[str, Any], dict[str, set[str]]]:
+        self.partial = {}
+        if defn.known_properties is not None:
+            return dict(defn.known_properties), {}
+        values: dict[str, Any] = {}
+        unknown: dict[str, set[str]] = {}
+        for key, snippet in (defn.properties or {}).items():
+            self.read_pending.clear()
+            try:
+                value = resolve(snippet)
+            except (HotplayError, TypeError, ValueError, KeyError, AttributeError):
+                value = UNKNOWN  # it reads something not known yet
+            if self.read_pending or value is UNKNOWN:
+                unknown[key] = set(self.read_pending)
+                if value is not UNKNOWN:
+                    self.partial[key] = value  # known parts, with markers where unknown
+                value = UNKNOWN
+            values[key] = value
+        if getattr(handler, "check_properties", None) is not None:
+            return values, unknown
+        try:
+            checked = validate_properties(type(handler), values, f"resources.{defn.name}.properties",
+                                          partial=True)
+        except HotplayError:
+            checked = values  # the apply reports it; the plan still shows the change
+        return checked, unknown
+
+    def _decide(self, defn: Any, handler: Resource, record: ResourceState | None,
+                after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> tuple[str, str]:
+        if record is None or record.action == "INIT" or (
+                record.action == "DELETE" and record.status == "COMPLETE"):
+            return "added", "new resource"
+        if defn.external_id is not None:
+            return "unchanged", ""
+        if record.implementation != defn.implementation or record.type != defn.type:
+            return "replaced", f"type changed from {record.type} to {defn.type}"
+        if record.status != "COMPLETE":
+            state = f"{record.action}_{record.status}"
+            if unhealthy_replaces(self.store, record):
+                return "replaced", f"the resource is {state} (marked unhealthy)"
+            if handler.needs_replace_failed(record):
+                return "replaced", f"the resource is {state}"
+            return "updated", f"the resource is {state}"
+        changed = [k for k in sorted(set(after) | set(record.properties))
+                   if k in unknown or after.get(k) != record.properties.get(k)]
+        other = self._definition_changes(defn, record)
+        if not changed and not other:
+            return "unchanged", ""
+        described = ", ".join(_describe(k, unknown, self.actions) for k in changed)
+        # Known parts of values not known yet let a type see which part changes.
+        compared = {**after, **self.partial}
+        replace = handler.replacement_reason(record.properties, compared) if changed else None
+        if replace is not None:
+            return "replaced", f"{replace} ({described})" if described else replace
+        parts = ([f"properties changed: {described}"] if changed else []) + other
+        return "updated", "; ".join(parts)
+
+    def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],
+                   action: str, reason: str) -> tuple[str, str]:
+        """A rollback puts back a retired resource when it is what is needed."""
+        gone = []
+        for stored in sorted(self.store.retired_resources(self.stack_run.stack.id),
+                             key=lambda r: -r.retired_in):
+            old = stored.state
+            if (old.name != defn.name or old.implementation != defn.implementation
+                    or old.status != "COMPLETE" or dict(old.properties) != dict(after)):
+                continue
+            if handler.check_healthy(old):
+                return "replaced", (f"swaps back {old.physical_id}, replaced in revision "
+                                    f"{stored.retired_in}")
+            gone.append(f"the resource replaced in revision {stored.retired_in} "
+                        f"({old.physical_id}) is gone or changed")
+        if gone:
+            return action, f"{reason}; {'; '.join(gone)}, so it is recreated"
+        return action, reason
+
+    def _definition_changes(self, defn: Any, record: ResourceState) -> list[str]:
+        found = []
+        try:
+            if resolve(defn.metadata) != dict(record.metadata):
+                found.append("metadata changed")
+            if resolve(defn.update_policy) != dict(record.update_policy):
+                found.append("update_policy changed")
+        except (HotplayError, TypeError, ValueError, KeyError):
+            found.append("metadata may change")
+        if defn.deletion_policy != record.deletion_policy:
+            found.append(f"deletion_policy changed to {defn.deletion_policy}")
+        return found
+
+    # -- nested stacks --------------------------------------------------------------------
+    def _plan_inside(self, name: str, defn: Any, handler: Resource, record: ResourceState | None,
+                     action: str, after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
+        if not handler.is_nested_stack:
+            return
+        prefix = f"{self.prefix}{name}/"
+        if action == "replaced" and record is not None and record.nested_stack_id:
+            _deleted_tree(self.store, record.nested_stack_id, prefix, self.plan, "its parent is replaced")
+        if unknown:
+            return  # what the child gets is known only after apply
+        child_stack = None
+        if action in ("updated", "unchanged") and record is not None and record.nested_stack_id:
+            child_stack = self.store.get_stack(record.nested_stack_id)
+        handler.bind_current(record if action != "added" else None)
+        try:
+            child = self._child_definition(name, handler, after, child_stack)
+            if child is None:
+                return
+            from ..run.executor import StackRun
+
+            record_for_child = child_stack or _unsaved_stack(child.identity)
+            run = StackRun(self.store, record_for_child, lambda event: None,
+                           path=self.stack_run.path + (name,), options=self.stack_run.options)
+            run.definition = child
+            run.keep_hidden_secret(child)
+            nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
+            nested.accepted = self.accepted
+            nested.probes = self.probes
+            nested.walk()
+        except TemplateError as error:
+            # Heat validates nested stacks with their parent (StackResource.
+            # validate_nested_stack) and names the place as it does:
+            # resources.web<web.yaml>.resources.server...
+            inside = f"resources.{name}<{getattr(handler, 'template_key', 'nested_stack')}>"
+            raise StackValidationFailed(
+                error.message, source=self.definition.source.path,
+                path=f"{inside}.{error.path}" if error.path else inside,
+            ) from None
+
+    def _child_definition(self, name: str, handler: Any, after: Mapping[str, Any],
+                          child_stack: StackRecord | None) -> StackDefinition | None:
+        parent = self.definition
+        identity = StackIdentity(
+            name=child_stack.name if child_stack else f"{parent.identity.name}-{name}",
+            id=child_stack.id if child_stack else f"{parent.identity.id}/{name}",
+            project_id=parent.identity.project_id,
+            path=parent.identity.path + (name,),
+            facade={},
+        )
+        try:
+            return StackDefinition(
+                handler.child_template(after),
+                parent.environment.for_nested(name, parent.resources[name].type),
+                handler.child_parameters(after), identity, files=parent.files,
+            )
+        except TemplateError:
+            raise  # the template is wrong: said now, before anything is written
+        except HotplayError:
+            return None  # the apply will report it where it happens
+
+    def _deleted(self, name: str, state: ResourceState, reason: str) -> None:
+        self.plan.changes.append(Change(self.prefix + name, "deleted", state.type, reason,
+                                        dict(state.properties), None))
+        if state.nested_stack_id:
+            _deleted_tree(self.store, state.nested_stack_id, f"{self.prefix}{name}/", self.plan,
+                          "its parent is deleted")
+
+
+def _deleted_tree(store: Store, stack_id: str, prefix: str, plan: Plan, reason: str) -> None:
+    for stored in store.resources(stack_id):
+        state = stored.state
+        plan.state_lines.append(_state_line(prefix, state))
+        kept = " (deletion_policy Retain: the physical resource is kept)" if (
+            state.deletion_policy == "Retain") else ""
+        plan.changes.append(Change(prefix + state.name, "deleted", state.type, reason + kept,
+                                   dict(state.properties), None))
+        if state.nested_stack_id:
+            _deleted_tree(store, state.nested_stack_id, f"{prefix}{state.name}/", plan, reason)
+
+
+def _describe(key: str, unknown: Mapping[str, set[str]], actions: Mapping[str, str]) -> str:
+    if key not in unknown:
+        return key
+    sources = sorted(unknown[key])
+    if not sources:
+        return f"{key} (known after apply)"
+    said = ", ".join(f"{n}, which will be {actions.get(n, 'changed')}" for n in sources)
+    return f"{key} (reads {said})"
+
+
+def _shown(after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> dict[str, Any]:
+    return {k: (KNOWN_AFTER_APPLY if k in unknown else v) for k, v in after.items()}

@@ -1,0 +1,484 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The engine's front door: apply (create or update), preview and delete stacks.
+
+Front ends (the action plugins, the benchmark, tests) call these functions with
+plain data and get plain data back.  The order of an apply: read the inputs,
+build and validate the definition, plan it against the stored state, check the
+refusals (immutable parameters, restricted actions, protected resources, a stale
+reviewed plan) -- all before the store is written -- and only then lock, record a
+revision and converge.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..model.definition import StackDefinition, StackIdentity
+from ..errors import HotplayError
+from ..run.walk import DEFAULT_WORKERS
+from ..run.health import is_unhealthy
+from ..store.locking import stack_lock
+from ..run.hooks import pending_hooks, settle_hooks, stepping
+from ..run.guards import (
+    Refused,
+    check_immutable,
+    refuse_destruction,
+    refuse_restricted,
+    refuse_stale_plan,
+    restricted_changes,
+)
+from ..model.inputs import (
+    LoadedInputs,
+    definition_digest,
+    keep_hidden_secrets,
+    load_inputs,
+    mask_declared_hidden,
+    patched_inputs,
+    patched_parameters,
+    recorded_definition,
+)
+from ..model.plan import Plan, plan_id, plan_nodes, preview, preview_delete
+from ..adapters.render import render
+from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
+from ..run.executor import Cancel, Event, RunOptions, StackRun
+from ..store.base import RevisionRecord, StackRecord, Store
+from ..store.sealed import SealedStore, sealed
+from .rollback import load_target, rollback_summary, run_rollback
+from ..adapters.views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
+RESTRICTED_MODES = ("fail", "skip")
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    name: str
+    template: str | None = None  # None with ``existing``: the stored template
+    environment: Sequence[str] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    existing: bool = False  # PATCH: start from the stored definition
+    clear_parameters: Sequence[str] = ()
+    nested_depth: int = 0
+    check_mode: bool = False
+    plan_id: str | None = None
+    prevent_destroy: Sequence[str] = ()
+    on_restricted: str = "fail"
+    timeout: float = 0
+    max_workers: int = DEFAULT_WORKERS
+    cancel: Cancel | None = None
+    graph: str = ""  # "", or one of render.FORMATS
+    rollback_on_failure: bool = False  # Heat's default: off
+    keep_replaced: float = 0  # seconds a successful update keeps what it replaced
+    breakpoints: Sequence[tuple[str, str]] = ()  # (resource path pattern, hook)
+    wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
+    host: Any = None  # the play host deployments run on (HostContext)
+    lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+    # Directories besides the template's (and an environment's) own tree that
+    # get_file and provider templates may read from.
+    file_roots: Sequence[str] = ()
+
+
+@dataclass
+class _Prepared:
+    """Everything about an apply that is known before anything is written."""
+
+    existing: StackRecord | None
+    last: RevisionRecord | None
+    inputs: LoadedInputs
+    given: dict[str, Any]
+    definition: StackDefinition
+    digest: str
+    plan: Plan
+    plan_id: str
+    skip: frozenset[str]
+    # The stack stopped at hooks in the last revision (resumed by the same task).
+    paused: bool = False
+
+    @property
+    def existing_status(self) -> str:
+        return self.existing.stack_status if self.existing else ""
+
+
+def apply_stack(
+    store: Store, request: ApplyRequest, holder: str, progress: ProgressCallback | None = None
+) -> StackResult:
+    """Create the stack, or bring it to the new definition; nothing when unchanged."""
+    store = sealed(store)
+    prepared = _prepare(store, request)
+    result = _without_run(store, request, prepared)
+    if result is None:
+        result, prepared = _converge(store, request, prepared, holder, progress)
+    if request.graph:
+        result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
+                              request.graph)
+    return result
+
+
+def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared) -> StackResult | None:
+    """The result when nothing is to be written (a refusal, a preview, nothing to
+    change); None when the stack must be converged."""
+    try:
+        _refusals(request, prepared)
+    except Refused as refusal:
+        return _refused(store, prepared, request, refusal)
+    changes = prepared.existing is None or prepared.paused or not _unchanged(
+        store, prepared.existing, prepared.digest) or _marked_unhealthy(prepared.plan)
+    if request.check_mode or not changes:
+        return _planned(store, prepared, request, changes)
+    return None
+
+
+def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
+    existing = store.find_stack(request.name)
+    store.unlock(request.name, existing, run=True)
+    last = _last_revision(store, existing)
+    if request.existing and last is not None:
+        inputs = patched_inputs(last, request.template, request.environment, request.file_roots)
+        given = patched_parameters(last, request.parameters, request.clear_parameters)
+    elif request.template:
+        inputs = load_inputs(request.template, request.environment, request.file_roots)
+        given = dict(request.parameters)
+    else:
+        raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
+    stack_id = existing.id if existing else str(uuid.uuid4())
+    try:
+        definition = StackDefinition(inputs.source, inputs.environment, given,
+                                     StackIdentity(request.name, stack_id), inputs.files)
+    except HotplayError:
+        mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
+        raise
+    keep_hidden_secrets(store, definition.parameters, request.name)
+    digest = definition_digest(inputs, given, store.digest)
+    skipping = request.on_restricted == "skip"
+    plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
+                   probe=request.check_mode)
+    # The preview met every secret it could resolve (nested stacks' hidden values,
+    # what resource types declare): without a key, refuse now, not midway.
+    store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
+                      "nested stacks, or secret properties of its resources)")
+    skip = frozenset(c.path for c in plan.changes if c.skipped)
+    paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
+    return _Prepared(existing, last, inputs, given, definition, digest, plan,
+                     plan_id(existing, plan, digest, store.digest), skip, paused)
+
+
+def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
+    if prepared.paused and prepared.last is not None and prepared.digest != prepared.last.digest:
+        raise Refused(
+            f"Stack {request.name} is paused at hooks in revision {prepared.last.revision}; a "
+            "different definition cannot be applied now. To continue, clear the hooks "
+            "(hotplay.stacks.stack_hook) and run the same task again; to go back, use "
+            "hotplay.stacks.stack_rollback."
+        )
+    parameters = prepared.definition.parameters
+    immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
+    check_immutable(prepared.last, parameters.values, immutable, prepared.definition.identity.id)
+    refuse_stale_plan(request.plan_id, prepared.plan_id, _already_applied(request, prepared))
+    if request.on_restricted != "skip":
+        refuse_restricted(restricted_changes(prepared.plan))
+    refuse_destruction(prepared.plan, request.prevent_destroy)
+
+
+def _already_applied(request: ApplyRequest, prepared: _Prepared) -> bool:
+    """This reviewed plan was applied by the last revision, which completed."""
+    last = prepared.last
+    return bool(last and request.plan_id and last.status == "COMPLETE"
+                and last.digest == prepared.digest
+                and last.definition.get("applied_plan_id") == request.plan_id)
+
+
+def _converge(
+    store: SealedStore, request: ApplyRequest, prepared: _Prepared, holder: str,
+    progress: ProgressCallback | None,
+) -> tuple[StackResult, _Prepared]:
+    """Lock the stack (waiting up to ``lock_timeout``), then run the apply."""
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+        if store.find_stack(request.name) != prepared.existing:
+            # Another run changed the stack since it was read (while this one
+            # waited for the lock): plan again from what it left.
+            prepared = _prepare(store, request)
+            settled = _without_run(store, request, prepared)
+            if settled is not None:
+                return settled, prepared
+        return _run_locked(store, request, prepared, cancel, progress), prepared
+
+
+def _run_locked(
+    store: SealedStore, request: ApplyRequest, prepared: _Prepared, cancel: Cancel,
+    progress: ProgressCallback | None,
+) -> StackResult:
+    events: list[Event] = []
+    sink = event_sink(events, progress)
+    timer = start_timer(request.timeout, cancel)
+    rolled_back: dict[str, Any] | None = None
+    try:
+        stack = store.find_stack(request.name) or store.create_stack(
+            request.name, stack_id=prepared.definition.identity.id)
+        store.attach(stack.id)  # its secrets are kept (sealed) from here on
+        action, revision = _revision_to_run(store, stack, request, prepared)
+        options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
+                             keep_replaced=request.keep_replaced,
+                             breakpoints=tuple(request.breakpoints), host=request.host)
+        run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
+        failed = store.get_stack(stack.id)
+        status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
+        if status == "COMPLETE":
+            settle_hooks(store, failed)
+        store.finish_revision(stack.id, revision, status, failed.status_reason,
+                              outcome_of(store, stack.id))
+        if status == "FAILED" and request.rollback_on_failure:
+            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel,
+                                             request.host)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    final = store.get_stack(stack.id)
+    parameters = prepared.definition.parameters.display()
+    result = stack_result(store, final, events, request.nested_depth, parameters,
+                          prepared.plan, prepared.plan_id)
+    # A paused stack run again with no hook cleared: nothing happened.
+    result.changed = bool(events) or final.stack_status != prepared.existing_status
+    if rolled_back is not None:
+        result.failed, result.rollback = True, rolled_back
+        result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "
+                      f"{final.stack_status} ({final.status_reason})")
+    return result
+
+
+def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
+                     prepared: _Prepared) -> tuple[str, int]:
+    """A paused stack goes on in its revision; otherwise a new revision."""
+    if prepared.paused and prepared.last is not None:
+        return stack.action, prepared.last.revision
+    action = "CREATE" if stack.action == "INIT" else "UPDATE"
+    recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
+    return action, store.add_revision(stack.id, action, recorded, prepared.digest)
+
+
+def _run_until_settled(store: Store, stack: StackRecord, action: str, prepared: _Prepared,
+                       sink: Any, options: RunOptions, wait_for_hooks: float) -> StackRun:
+    """Converge; when stopped at hooks, wait (``wait_for_hooks``) for someone to
+    clear them from elsewhere, then go on."""
+    deadline = time.monotonic() + wait_for_hooks
+    while True:
+        current = store.get_stack(stack.id)
+        options = replace(options, stepping=stepping(store, current))
+        run = StackRun(store, current, sink, options=options)
+        run.converge(prepared.definition, action)
+        if not run.paused or not _wait_for_clearing(store, current, deadline, options.cancel):
+            return run
+
+
+def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel: Cancel) -> bool:
+    """Poll the store until every pending hook is cleared (True) or time is up."""
+    while time.monotonic() < deadline:
+        if cancel.event.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+            return False
+        if not pending_hooks(store, stack):
+            return True
+    return False
+
+
+def _roll_back_failure(
+    store: SealedStore, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
+    host: Any,
+) -> dict[str, Any]:
+    """``rollback_on_failure``: a failed create deletes what it made; a failed
+    update goes back to the last good revision, swapping replaced resources back."""
+    if cancel.event.is_set():
+        cancel.reset()  # a time-out stops the update, not the rollback
+    if action == "CREATE":
+        options = RunOptions(failed.revision, cancel=cancel, host=host)
+        ok = StackRun(store, failed, sink, options=options).rollback_create()
+        after = store.get_stack(failed.id)
+        return {"target_revision": None, "status": after.stack_status,
+                "status_reason": after.status_reason, "succeeded": ok, "restored": [],
+                "recreated": {}, "accepted_as_is": []}
+    revisions = store.revisions(failed.id)
+    good = [r for r in revisions if r.status == "COMPLETE" and r.revision < failed.revision]
+    try:
+        if not good:
+            raise Refused("no earlier revision completed: nothing to roll back to")
+        target = load_target(store, failed, good[-1], prepared.given)
+    except (Refused, HotplayError) as refusal:
+        return {"target_revision": None, "status": failed.stack_status, "succeeded": False,
+                "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
+                "accepted_as_is": []}
+    ok, options = run_rollback(store, failed, target, sink, RunOptions(cancel=cancel, host=host))
+    return rollback_summary(target.revision.revision, options, ok, store.get_stack(failed.id))
+
+
+def _recorded(prepared: _Prepared) -> dict[str, Any]:
+    parameters = prepared.definition.parameters
+    return recorded_definition(prepared.inputs, prepared.given, parameters.values,
+                               parameters.hidden_names())
+
+
+@dataclass(frozen=True)
+class DeleteRequest:
+    name: str
+    nested_depth: int = 0
+    check_mode: bool = False
+    plan_id: str | None = None
+    prevent_destroy: Sequence[str] = ()
+    timeout: float = 0
+    cancel: Cancel | None = None
+    graph: str = ""
+    breakpoints: Sequence[tuple[str, str]] = ()
+    wait_for_hooks: float = 0
+    host: Any = None
+    lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+
+
+def delete_stack(
+    store: Store, request: DeleteRequest, holder: str, progress: ProgressCallback | None = None,
+) -> StackResult:
+    """Delete a stack (Retain policies honoured); nothing when it does not exist."""
+    store = sealed(store)
+    existing = store.find_stack(request.name)
+    if existing is None:
+        return StackResult(changed=False, failed=False, stack=None)
+    store.unlock(request.name, existing, run=True)
+    plan = preview_delete(store, existing)
+    result = _delete_without_run(store, request, existing, plan)
+    if result is None:
+        result = _delete(store, request, existing, plan, holder, progress)
+    if request.graph:
+        result.graph = render(plan_nodes(result.plan or plan), {}, request.graph)
+    return result
+
+
+def _delete_without_run(store: SealedStore, request: DeleteRequest, existing: StackRecord,
+                        plan: Plan) -> StackResult | None:
+    """A refusal or a preview; None when the stack must be deleted."""
+    current_id = plan_id(existing, plan, "delete", store.digest)
+    resources = list_resources(store, existing.id, request.nested_depth)
+    try:
+        refuse_stale_plan(request.plan_id, current_id)
+        refuse_destruction(plan, request.prevent_destroy)
+    except Refused as refusal:
+        return StackResult(changed=False, failed=True, stack=existing, resources=resources,
+                           plan=plan, plan_id=current_id, msg=str(refusal))
+    if request.check_mode:
+        return StackResult(changed=True, failed=False, stack=existing, resources=resources,
+                           plan=plan, plan_id=current_id)
+    return None
+
+
+def _delete(
+    store: SealedStore, request: DeleteRequest, existing: StackRecord, plan: Plan, holder: str,
+    progress: ProgressCallback | None,
+) -> StackResult:
+    """Lock the stack (waiting up to ``lock_timeout``), then delete it."""
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+        current = store.find_stack(request.name)
+        if current != existing:
+            # Another run changed (or deleted) the stack while this one waited.
+            if current is None:
+                return StackResult(changed=False, failed=False, stack=None)
+            existing, plan = current, preview_delete(store, current)
+            settled = _delete_without_run(store, request, existing, plan)
+            if settled is not None:
+                return settled
+        result = _delete_locked(store, request, existing, cancel, progress)
+    result.plan, result.plan_id = plan, plan_id(existing, plan, "delete", store.digest)
+    return result
+
+
+def _delete_locked(
+    store: SealedStore, request: DeleteRequest, existing: StackRecord, cancel: Cancel,
+    progress: ProgressCallback | None,
+) -> StackResult:
+    events: list[Event] = []
+    sink = event_sink(events, progress)
+    timer = start_timer(request.timeout, cancel)
+    deadline = time.monotonic() + request.wait_for_hooks
+    try:
+        store.attach(existing.id)
+        last_definition = _last_definition(store, existing)
+        while True:
+            current = store.get_stack(existing.id)
+            options = RunOptions(existing.revision, cancel=cancel,
+                                 breakpoints=tuple(request.breakpoints),
+                                 stepping=stepping(store, current), host=request.host)
+            run = StackRun(store, current, sink, options=options)
+            run.delete_definition = last_definition
+            ok = run.delete()
+            if not run.paused or not _wait_for_clearing(store, current, deadline, cancel):
+                break
+        if ok:
+            store.mark_stack_deleted(existing.id)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    final = store.get_stack(existing.id)
+    result = stack_result(store, final, events, request.nested_depth)
+    if ok:
+        result.resources, result.hooks_pending = [], []
+    return result
+
+
+def _last_definition(store: SealedStore, stack: StackRecord) -> StackDefinition | None:
+    """The definition of the last revision, for the hooks its environment sets on
+    a deletion (None when it cannot be rebuilt: then only the task's count)."""
+    last = _last_revision(store, stack)
+    if last is None:
+        return None
+    try:
+        return load_target(store, stack, last, {}).definition
+    except HotplayError:
+        return None
+
+
+def _last_revision(store: Store, stack: StackRecord | None) -> RevisionRecord | None:
+    if stack is None:
+        return None
+    revisions = store.revisions(stack.id)
+    return revisions[-1] if revisions else None
+
+
+def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
+    if stack.status != "COMPLETE" or stack.action not in ("CREATE", "UPDATE"):
+        return False
+    revisions = store.revisions(stack.id)
+    return bool(revisions) and revisions[-1].digest == digest and revisions[-1].status == "COMPLETE"
+
+
+def _marked_unhealthy(plan: Plan) -> bool:
+    """A resource marked unhealthy is replaced by the next apply, even one of the
+    same definition (marking a nested one marks its parents too)."""
+    return any(is_unhealthy(state) for state in plan.top_states)
+
+
+def _planned(store: Store, prepared: _Prepared, request: ApplyRequest, changes: bool) -> StackResult:
+    """A preview, or a re-run with nothing to do: the plan, nothing written."""
+    stack = prepared.existing
+    if stack is None:
+        resources: list[dict[str, Any]] = []
+    elif request.nested_depth == 0:  # what the preview read already
+        resources = [resource_entry(state) for state in prepared.plan.top_states]
+    else:
+        resources = list_resources(store, stack.id, request.nested_depth)
+    return StackResult(
+        changed=changes, failed=False, stack=stack, resources=resources,
+        parameters=prepared.definition.parameters.display(),
+        plan=prepared.plan, plan_id=prepared.plan_id,
+        hooks_pending=[h.as_dict() for h in pending_hooks(store, stack)] if stack else [],
+    )
+
+
+def _refused(store: Store, prepared: _Prepared, request: ApplyRequest, refusal: Refused) -> StackResult:
+    result = _planned(store, prepared, request, False)
+    result.failed, result.msg = True, str(refusal)
+    return result
+
+
+__all__ = [
+    "ApplyRequest", "Cancel", "DeleteRequest", "RESTRICTED_MODES", "StackResult", "apply_stack", "delete_stack",
+    "describe_stack", "summarize_stack",
+]

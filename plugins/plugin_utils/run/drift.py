@@ -1,0 +1,56 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Drift: does each real thing still match what the stack recorded?
+
+Only types that can ask their own tool answer (``check_drift``: module resources
+run their module in check mode with the recorded arguments); the questions run
+side by side, every nested stack included.  Nothing is written to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..resources.base import Resource, ResourceState
+from ..store.base import StackRecord, Store
+
+WORKERS = 16
+
+
+def detect_drift(store: Store, stack: StackRecord, host: Any) -> dict[str, dict[str, Any]]:
+    """Resource path -> ``{drifted: true/false/null, changed_keys, diff, msg}``
+    for every resource of the stack tree whose type can tell."""
+    asked = list(_askable(store, stack, host, ()))
+    if not asked:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(WORKERS, len(asked))) as pool:
+        answers = pool.map(_ask, asked)
+        return {path: answer for (path, _handler, _state), answer in zip(asked, answers)}
+
+
+def drifted(report: dict[str, dict[str, Any]]) -> list[str]:
+    """Paths of the resources that drifted."""
+    return [path for path, answer in report.items() if answer.get("drifted")]
+
+
+def _askable(store: Store, stack: StackRecord, host: Any,
+             path: tuple[str, ...]) -> Iterator[tuple[str, Resource, ResourceState]]:
+    from .executor import RunOptions, StackRun, handler_for_record
+
+    run = StackRun(store, stack, lambda event: None, path=path, options=RunOptions(host=host))
+    for name, state in sorted(run.records.items(), key=lambda item: run.positions.get(item[0], 0)):
+        handler = handler_for_record(state, run.runtime)
+        if callable(getattr(handler, "check_drift", None)):
+            yield "/".join(path + (name,)), handler, state
+        if state.nested_stack_id:
+            yield from _askable(store, store.get_stack(state.nested_stack_id), host, path + (name,))
+
+
+def _ask(asked: tuple[str, Resource, ResourceState]) -> dict[str, Any]:
+    _path, handler, state = asked
+    try:
+        return handler.check_drift(state)  # type: ignore[attr-defined]
+    except Exception as error:  # noqa: BLE001 - one resource's question must not hide the others
+        return {"drifted": None, "msg": f"{type(error).__name__}: {error}"}

@@ -1,0 +1,775 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One run of one stack (top-level or nested): converge it to a definition, or
+delete it.
+
+Each resource is converged when everything it reads is done: its properties are
+resolved then, compared with the record, and the resource is created, updated in
+place, replaced or left alone.  A replacement creates the new resource first and
+keeps the old one recorded (retired) until the whole update has succeeded, then
+deletes it: Heat's convergence order, and what a rollback swaps back.  Every state
+change is written to the store before the handler acts and after it returns, so a
+killed run leaves a store the next run can continue from.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fnmatch
+import secrets
+import string
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..model.definition import (
+    LiveResource,
+    ResourceDefinition,
+    StackDefinition,
+    handler_for,
+    resolve_outputs,
+)
+from ..errors import HotplayError, ResourceFailure
+from .walk import DEFAULT_WORKERS, Paused, traverse
+from ..language.functions.base import resolve
+from ..model.graph import reverse
+from .health import unhealthy_replaces
+from ..resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
+from ..resources.properties import validate_properties
+from ..secrets import key_missing
+from ..store.base import EventRecord, StackRecord, Store, StoredResource, utc_now
+from ..store.sealed import SealedStore, sealed
+
+_NAME_CHARS = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event as the task reports it (``path`` names nested resources)."""
+
+    record: EventRecord
+    path: tuple[str, ...]  # resource names from the top stack to this stack
+
+    @property
+    def resource_name(self) -> str:
+        return "/".join(self.path + (self.record.resource_name,))
+
+
+EventSink = Callable[[Event], None]
+
+
+class Cancel:
+    """Stops a run (time-out, interruption): no new resource starts, and handlers
+    that wait give up with ``reason``."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.reason = ""
+
+    def trigger(self, reason: str) -> None:
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
+
+    def reset(self) -> None:
+        """Ready for the next step (a rollback after a time-out): an interruption
+        from now on still stops it."""
+        self.reason = ""
+        self.event.clear()
+
+
+@dataclass
+class RestoreReport:
+    """What a rollback did with the resources it could swap back."""
+
+    restored: list[str] = field(default_factory=list)  # paths swapped back in
+    recreated: dict[str, str] = field(default_factory=dict)  # path -> why not swapped
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_restored(self, path: str) -> None:
+        with self._lock:
+            self.restored.append(path)
+
+    def note_recreated(self, path: str, why: str) -> None:
+        with self._lock:
+            self.recreated[path] = why
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every stack of one apply shares, nested ones included."""
+
+    revision: int = 0
+    # Resource paths to leave as they are (restricted actions in ``skip`` mode, or
+    # resources a rollback accepts as they are).
+    skip: frozenset[str] = frozenset()
+    cancel: Cancel = field(default_factory=Cancel)
+    max_workers: int = DEFAULT_WORKERS
+    # Rollbacks swap retired (replaced) resources back in instead of recreating.
+    restore: bool = False
+    report: RestoreReport = field(default_factory=RestoreReport)
+    # How long a successful update keeps what it replaced (for a later rollback).
+    keep_replaced: float = 0
+    # Breakpoints given by the task: (resource path pattern, hook) pairs, on top of
+    # the environment's ``hooks``.
+    breakpoints: tuple[tuple[str, str], ...] = ()
+    # Stepping (stack_hook action=step): every resource about to act pauses first.
+    stepping: bool = False
+    # The play host the task runs for (software deployments run there), if any.
+    host: Any = None
+    # A preview (check mode, a plan): nothing is stored, so secrets need no key.
+    preview: bool = False
+
+
+class RunSecrets:
+    """``runtime.secrets``: how a resource type keeps a value it learns at run time
+    secret (a generated password, a ``no_log`` argument): masked in every output
+    from then on, and stored only encrypted.
+
+    Call ``add`` before the value is returned or recorded.  A run without a store
+    key cannot store it: ``add`` then raises ``StoreKeyError``, which fails the
+    resource with a message that names ``HOTPLAY_STORE_KEY`` (let it propagate).
+    Values already among the resolved properties are better declared with
+    ``Resource.secret_values``: the engine adds them before it records anything."""
+
+    def __init__(self, store: SealedStore, preview: bool) -> None:
+        self._store = store
+        self._preview = preview
+
+    def add(self, value: Any) -> None:
+        new = self._store.secrets.add(value)
+        if new and self._store.key is None and not self._preview:
+            raise key_missing("a resource keeps a secret value")
+
+    def mask(self, value: Any) -> Any:
+        """``value`` with every known secret shown as ``******``."""
+        return self._store.secrets.mask(value)
+
+
+class RunRuntime:
+    """``RuntimeContext`` given to handlers of one stack run."""
+
+    def __init__(self, run: "StackRun") -> None:
+        self.run = run
+        self.stack_name = run.stack.name
+        self.stack_id = run.stack.id
+        self.cancel_event = run.options.cancel.event
+        self.secrets = RunSecrets(run.store, run.options.preview)
+
+    def physical_name(self, resource_name: str) -> str:
+        suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
+        return f"{self.stack_name}-{resource_name}-{suffix}"
+
+    def sleep(self, seconds: float) -> None:
+        if self.cancel_event.wait(seconds if seconds >= 0 else None):
+            raise Cancelled(self.run.options.cancel.reason or "the run was cancelled")
+
+    @property
+    def host(self) -> Any:
+        """The task's host (resources.software_deployment.HostContext), or None."""
+        return self.run.options.host
+
+    def software_config(self, physical_id: str) -> dict[str, Any] | None:
+        """A software config (or component) of this stack by its id, as Heat's API
+        shows it; configs of a parent stack are found too."""
+        for state in list(self.run.records.values()):
+            if state.physical_id == physical_id and "software_config" in state.data:
+                return dict(state.data["software_config"])
+        parent = self.run.parent_runtime
+        return parent.software_config(physical_id) if parent is not None else None
+
+    def config_by_id(self, physical_id: str) -> str | None:
+        """The ``config`` of a software config of this stack (MultipartMime parts)."""
+        for state in list(self.run.records.values()):
+            if state.physical_id == physical_id:
+                config = state.data.get("attributes", {}).get("config")
+                return config if isinstance(config, str) else None
+        return None
+
+    # -- nested stacks (used by resources.nested) -----------------------------------
+    @property
+    def store(self) -> SealedStore:
+        return self.run.store
+
+    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
+        state = self.run.records[resource_name]
+        self.run.save(replace(state, physical_id=physical_id))
+
+    def note_nested_stack(self, resource_name: str, child_id: str) -> None:
+        """Record the child stack before it is converged (intent before action):
+        a run killed inside it leaves a parent record that points at it."""
+        state = self.run.records[resource_name]
+        self.run.save(replace(state, nested_stack_id=child_id))
+
+    def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
+        run = StackRun(self.run.store, child, self.run.sink,
+                       path=self.run.path + (resource_name,), options=self.run.options)
+        run.parent_runtime = self
+        return run
+
+
+class StackRun:
+    """Converge or delete one stack."""
+
+    def __init__(
+        self,
+        store: Store,
+        stack: StackRecord,
+        sink: EventSink,
+        path: tuple[str, ...] = (),
+        options: RunOptions | None = None,
+    ) -> None:
+        self.store = sealed(store)
+        self.stack = stack
+        self.sink = sink
+        self.path = path
+        self.options = options or RunOptions()
+        self.runtime = RunRuntime(self)
+        self._states_lock = threading.Lock()
+        self.records: dict[str, ResourceState] = {}
+        self.requires: dict[str, tuple[str, ...]] = {}
+        self.positions: dict[str, int] = {}
+        for stored in store.resources(stack.id):
+            self.records[stored.state.name] = stored.state
+            self.requires[stored.state.name] = stored.requires
+            self.positions[stored.state.name] = stored.position
+        self.handlers: dict[str, Resource] = {}
+        self.definition: StackDefinition | None = None
+        # True when the run stopped at a hook (not failed: waiting for a person).
+        self.paused = False
+        # For a stack delete: the last definition, whose environment may set hooks.
+        self.delete_definition: StackDefinition | None = None
+        # The runtime of the parent stack (nested stacks look configs up there).
+        self.parent_runtime: RunRuntime | None = None
+
+    # -- events and state -----------------------------------------------------------
+    def event(self, name: str, action: str, status: str, reason: str, physical_id: str = "") -> None:
+        record = self.store.add_event(self.stack.id, name, action, status, reason, physical_id)
+        self.sink(Event(record, self.path))
+
+    def stack_event(self, action: str, status: str, reason: str) -> None:
+        """A stack-level event.  A nested stack's own events are stored but not
+        reported: its parent resource's events already say the same."""
+        with self.store.transaction():
+            self.store.set_stack_status(self.stack.id, action, status, reason)
+            record = self.store.add_event(
+                self.stack.id, self.stack.name, action, status, reason, self.stack.id
+            )
+        if not self.path:
+            self.sink(Event(record, self.path))
+
+    def save(self, state: ResourceState, reason: str | None = None) -> None:
+        """Record a resource's new state, and its event, in one transaction."""
+        with self.store.transaction():
+            self.store.save_resource(
+                self.stack.id, state, self.requires.get(state.name, ()),
+                self.positions.get(state.name, 0),
+            )
+            if reason is not None:
+                self.event(state.name, state.action, state.status, reason, state.physical_id)
+        with self._states_lock:
+            self.records[state.name] = state
+
+    def live(self, name: str) -> LiveResource | None:
+        handler = self.handlers.get(name)
+        if handler is None:
+            return None
+        with self._states_lock:
+            return self.records.get(name), handler
+
+    def path_of(self, name: str) -> str:
+        return "/".join(self.path + (name,))
+
+    # -- converge ---------------------------------------------------------------------
+    def converge(self, definition: StackDefinition, action: str) -> bool:
+        """Bring the stack to ``definition``; True when every resource got there."""
+        self.definition = definition
+        definition.scope.live = self.live
+        self.keep_hidden_secret(definition)
+        if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
+            self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
+        graph = definition.requires_graph()
+        for name, defn in definition.resources.items():
+            self.handlers[name] = handler_for(defn, self.runtime)
+            self.requires[name] = tuple(sorted(graph[name]))
+            self.positions[name] = defn.position
+        result = traverse(
+            graph,
+            lambda name: self._converge_resource(definition.resources[name]),
+            self.options.max_workers,
+            self.options.cancel.event,
+        )
+        self._record_not_started(definition, result.not_started)
+        if result.paused and not result.failed and not self.options.cancel.event.is_set():
+            self.paused = True  # the stack stays *_IN_PROGRESS until the hooks are cleared
+            return False
+        ok = result.ok and self._delete_removed(definition) and self._delete_retired()
+        if self.paused:
+            return False
+        self._finish(definition, action, ok, result.errors)
+        return ok
+
+    # -- secrets -------------------------------------------------------------------------
+    def keep_hidden_secret(self, definition: StackDefinition) -> None:
+        """The values of the definition's hidden parameters are secrets (a nested
+        stack's too): without a key, a run stops here, before it records them."""
+        for value in definition.parameters.secret_values().values():
+            self.runtime.secrets.add(value)
+
+    def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
+        """What the resource type says is secret among its resolved properties."""
+        for value in handler.secret_values(properties):
+            self.runtime.secrets.add(value)
+
+    def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
+        """Resources a failure kept from starting are listed as Heat lists them:
+        INIT_COMPLETE (nothing exists for them)."""
+        with self.store.transaction():
+            for name in names:
+                if name not in self.records:
+                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"))
+
+    def _finish(
+        self, definition: StackDefinition, action: str, ok: bool, errors: Mapping[str, BaseException]
+    ) -> None:
+        outputs, output_errors = resolve_outputs(definition)
+        self.store.set_stack_outputs(self.stack.id, outputs, output_errors)
+        if ok:
+            self.stack_event(action, "COMPLETE", f"Stack {action} completed successfully")
+            return
+        self.stack_event(action, "FAILED", self._failure_reason(errors))
+
+    def _failure_reason(self, errors: Mapping[Any, BaseException]) -> str:
+        cancel = self.options.cancel
+        if cancel.event.is_set():
+            return cancel.reason
+        failure = next(iter(errors.values()), None)
+        if isinstance(failure, _Failed):
+            return f"Resource {failure.action} failed: {failure.reason}"
+        if isinstance(failure, HotplayError):  # e.g. a secret and no store key to keep it
+            return f"{type(failure).__name__}: {failure}"
+        if failure is not None:  # a defect of ours: say what it was, keep the state
+            return f"Internal error: {type(failure).__name__}: {failure}"
+        return "Stack was interrupted before every resource was done"
+
+    def _converge_resource(self, defn: ResourceDefinition) -> None:
+        handler = self.handlers[defn.name]
+        record = self.records.get(defn.name)
+        if defn.external_id is not None:
+            self._adopt(defn, record)
+            return
+        properties = self._resolved_properties(defn, handler)
+        if self.path_of(defn.name) in self.options.skip:
+            self._accept(record)  # restricted (skip mode), or accepted by a rollback
+            return
+        if self.options.restore and self._swap_back(defn, handler, record, properties):
+            return
+        if record is None or record.action == "INIT" or (
+                record.action == "DELETE" and record.status == "COMPLETE"):
+            self._hook_point(defn, record, "create", "pre")
+            self._create(defn, handler, properties)
+            self._hook_point(defn, self.records.get(defn.name), "create", "post")
+            return
+        if record.action == "CREATE" and record.status == "IN_PROGRESS" and record.nested_stack_id:
+            self._resume_create(defn, handler, properties, record)  # a nested stack that paused
+            return
+        change = self._change_needed(defn, handler, record, properties)
+        if change is None:
+            self._still_held(defn.name)  # a resumed run: a post-hook not cleared yet
+            return
+        if change in defn.restricted_actions:
+            raise self._restricted(defn, record, change)
+        self._hook_point(defn, record, "update", "pre")
+        if change == "replace":
+            self._replace(defn, handler, properties, record)
+        else:
+            self._update(defn, handler, properties, record)
+        self._hook_point(defn, self.records.get(defn.name), "update", "post")
+
+    def _resume_create(self, defn: ResourceDefinition, handler: Resource,
+                       properties: dict[str, Any], record: ResourceState) -> None:
+        """Carry on creating a nested stack a hook (or a kill) stopped midway."""
+        try:
+            outcome = self._guard(lambda: handler.handle_update(record, properties), defn.name, "CREATE")
+        except _Failed as failure:
+            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason)
+            raise
+        self._complete(replace(record, properties=properties), outcome)
+        self._hook_point(defn, self.records.get(defn.name), "create", "post")
+
+    # -- hooks (breakpoints) ---------------------------------------------------------
+    def hooks_of(self, name: str, declared: frozenset[str]) -> frozenset[str]:
+        """The hooks set on a resource: the environment's and the task's."""
+        path = self.path_of(name)
+        given = {hook for pattern, hook in self.options.breakpoints
+                 if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
+        return frozenset(declared) | given
+
+    def _hook_point(self, defn: ResourceDefinition | None, record: ResourceState | None,
+                    verb: str, when: str, name: str = "") -> None:
+        """Pause before or after an action when a hook is set there (Heat's
+        semantics: the resource keeps its status, what depends on it waits)."""
+        name = name or (defn.name if defn else "")
+        hook = f"{when}-{verb}"
+        declared = defn.hooks if defn else self._declared_hooks(name)
+        stepped = self.options.stepping and when == "pre"
+        if self.options.restore or not (hook in self.hooks_of(name, declared) or stepped):
+            return
+        status = self.store.hook_status(self.stack.id, name, hook, self.options.revision)
+        if status == "CLEARED":
+            return
+        if status is None:
+            if record is None and defn is not None:  # listed as Heat lists it: INIT_COMPLETE
+                record = self._new_state(defn, "INIT", "COMPLETE")
+                self.save(record)
+            action, state = (record.action, record.status) if record else ("INIT", "COMPLETE")
+            with self.store.transaction():
+                self.store.set_hook(self.stack.id, name, hook, self.options.revision, "PENDING")
+                self.event(name, action, state, f"{verb.upper()} paused until Hook {hook} is cleared",
+                           record.physical_id if record else "")
+        raise Paused(f"{self.path_of(name)}: {hook}")
+
+    def _still_held(self, name: str) -> None:
+        for hook in ("post-create", "post-update"):
+            if self.store.hook_status(self.stack.id, name, hook, self.options.revision) == "PENDING":
+                raise Paused(f"{self.path_of(name)}: {hook}")
+
+    def _accept(self, record: ResourceState | None) -> None:
+        """A rollback's ``skip``: a failed resource is accepted as it is
+        (CloudFormation's ResourcesToSkip); others are just left alone."""
+        if self.options.restore and record is not None and record.status != "COMPLETE":
+            self.save(replace(record, action="ROLLBACK", status="COMPLETE",
+                              status_reason="accepted as it is (skip)"),
+                      "accepted as it is (skip)")
+
+    def _swap_back(self, defn: ResourceDefinition, handler: Resource,
+                   record: ResourceState | None, properties: dict[str, Any]) -> bool:
+        """A rollback: put back the retired resource the target definition had,
+        when it still exists and is healthy.  The live one is retired in its
+        place (and deleted once the rollback succeeded)."""
+        if record is not None and record.status == "COMPLETE" and self._change_needed(
+                defn, handler, record, properties) is None:
+            return False  # the live one already is what the target needs
+        path = self.path_of(defn.name)
+        for stored in self._retired_candidates(defn, properties):
+            old = stored.state
+            if not handler.check_healthy(old):
+                self.options.report.note_recreated(
+                    path, f"the resource replaced in revision {stored.retired_in} "
+                          f"({old.physical_id}) is gone or changed")
+                continue
+            self.event(defn.name, "ROLLBACK", "IN_PROGRESS",
+                       f"swapping back {old.physical_id}, replaced in revision {stored.retired_in}",
+                       old.physical_id)
+            self.store.restore_resource(self.stack.id, defn.name, stored.retired_in,
+                                        self.options.revision, _later(self.options.keep_replaced))
+            restored = replace(old, action="ROLLBACK", status="COMPLETE",
+                               status_reason="state changed")
+            self.save(restored, "state changed")
+            self.options.report.note_restored(path)
+            return True
+        return False
+
+    def _retired_candidates(self, defn: ResourceDefinition, properties: dict[str, Any]) -> list[StoredResource]:
+        """Retired resources of this name that are what ``defn`` needs, newest first."""
+        found = [stored for stored in self.store.retired_resources(self.stack.id)
+                 if stored.state.name == defn.name
+                 and stored.state.implementation == defn.implementation
+                 and stored.state.status == "COMPLETE"
+                 and dict(stored.state.properties) == properties]
+        return sorted(found, key=lambda stored: -stored.retired_in)
+
+    def _change_needed(self, defn: ResourceDefinition, handler: Resource, record: ResourceState,
+                       properties: dict[str, Any]) -> str | None:
+        """``replace``, ``update`` or None, by Heat's rules (see plan.py for the preview)."""
+        if record.implementation != defn.implementation or record.type != defn.type:
+            return "replace"
+        if record.status != "COMPLETE":
+            if unhealthy_replaces(self.store, record):
+                return "replace"
+            return "replace" if handler.needs_replace_failed(record) else "update"
+        metadata, update_policy = self._resolved_extras(defn)
+        same = (dict(record.properties) == properties and dict(record.metadata) == metadata
+                and dict(record.update_policy) == update_policy
+                and record.deletion_policy == defn.deletion_policy)
+        if same:
+            return None
+        if handler.replacement_reason(record.properties, properties) is not None:
+            return "replace"
+        return "update"
+
+    def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
+        path = f"resources.{defn.name}.properties"
+        try:
+            checked = self._checked_properties(defn, handler, path)
+            self.keep_secret_properties(handler, checked)  # before anything records them
+            return checked
+        except HotplayError as error:
+            action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
+            raise self._fail(defn, action, self.records.get(defn.name), error) from error
+
+    @staticmethod
+    def _checked_properties(defn: ResourceDefinition, handler: Resource, path: str) -> dict[str, Any]:
+        if defn.known_properties is not None:
+            return dict(defn.known_properties)  # validated with the definition
+        values = resolve(defn.properties)
+        check = getattr(handler, "check_properties", None)
+        if check is not None:
+            return check(values, path)
+        checked = validate_properties(type(handler), values, path)
+        handler.validate(checked)
+        return checked
+
+    @staticmethod
+    def _resolved_extras(defn: ResourceDefinition) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(resolve(defn.metadata) or {}), dict(resolve(defn.update_policy) or {})
+
+    def _new_state(self, defn: ResourceDefinition, action: str, status: str) -> ResourceState:
+        metadata, update_policy = self._resolved_extras(defn)
+        return ResourceState(
+            name=defn.name, type=defn.type, action=action, status=status,
+            deletion_policy=defn.deletion_policy, implementation=defn.implementation,
+            metadata=metadata, update_policy=update_policy,
+        )
+
+    def _create(self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any]) -> None:
+        state = replace(self._new_state(defn, "CREATE", "IN_PROGRESS"), properties=properties)
+        self.save(state, "state changed")
+        try:
+            outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
+        except _Failed as failure:
+            self.save(self._failed(state, failure.reason), failure.reason)
+            raise
+        self._complete(state, outcome)
+
+    def _update(
+        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
+        record: ResourceState,
+    ) -> None:
+        fresh = self._new_state(defn, "UPDATE", "IN_PROGRESS")
+        state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
+                        deletion_policy=defn.deletion_policy, metadata=fresh.metadata,
+                        update_policy=fresh.update_policy)
+        self.save(state, "state changed")
+        try:
+            outcome = self._guard(
+                lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
+            )
+        except _Failed as failure:
+            self.save(self._failed(state, failure.reason), failure.reason)
+            raise
+        self._complete(replace(state, properties=properties), outcome)
+
+    def _failed(self, state: ResourceState, reason: str) -> ResourceState:
+        """The state of a resource that failed; without a store key, a value that
+        became a secret during the action (a nested stack's hidden parameter) is
+        not recorded (the resource is replaced or converged again next time)."""
+        failed = replace(state, status="FAILED", status_reason=reason)
+        if not self.store.can_store(failed):
+            failed = replace(failed, properties={}, data={})
+        return failed
+
+    def _replace(
+        self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
+        record: ResourceState,
+    ) -> None:
+        """Create the new resource; the old one is retired (kept in the store) and
+        deleted once the whole update has succeeded (Heat's convergence order)."""
+        if record.physical_id or record.nested_stack_id:
+            keep = _later(self.options.keep_replaced)
+            self.store.retire_resource(self.stack.id, defn.name, self.options.revision, keep)
+        self._create(defn, handler, properties)
+
+    def _adopt(self, defn: ResourceDefinition, record: ResourceState | None) -> None:
+        """``external_id``: record the existing resource; never create or delete it."""
+        external = str(resolve(defn.external_id))
+        if record is not None and record.physical_id == external and record.status == "COMPLETE":
+            return
+        state = replace(self._new_state(defn, "CREATE", "COMPLETE"),
+                        physical_id=external, deletion_policy="Retain", status_reason="state changed")
+        self.save(state, "state changed")
+
+    def _complete(self, state: ResourceState, outcome: Outcome) -> None:
+        done = replace(
+            state, status="COMPLETE", status_reason="state changed",
+            physical_id=outcome.physical_id, data=dict(outcome.data),
+            nested_stack_id=outcome.data.get("nested_stack_id", state.nested_stack_id),
+        )
+        self.save(done, "state changed")
+
+    @staticmethod
+    def _guard(call: Callable[[], Outcome], name: str, action: str) -> Outcome:
+        """Run a handler; turn its failure into Heat's status reason."""
+        try:
+            return call()
+        except Paused:
+            raise  # a nested stack stopped at a hook: not a failure
+        except ResourceFailure as error:
+            reason = f"{error.error_type}: resources.{name}: {error.message}"
+        except Cancelled as error:
+            reason = f"{action} aborted ({error})"
+        except HotplayError as error:
+            reason = f"{type(error).__name__}: resources.{name}: {error}"
+        except Exception as error:  # noqa: BLE001 - a handler bug must not lose the state
+            reason = f"{type(error).__name__}: resources.{name}: {error}"
+        raise _Failed(reason, action)
+
+    def _fail(self, defn: ResourceDefinition, action: str, record: ResourceState | None,
+              error: HotplayError) -> "_Failed":
+        """Record a failure found before the handler ran (a property error)."""
+        reason = f"{type(error).__name__}: resources.{defn.name}: {error}"
+        state = record or self._new_state(defn, action, "FAILED")
+        self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
+        return _Failed(reason, action)
+
+    def _restricted(self, defn: ResourceDefinition, record: ResourceState, change: str) -> "_Failed":
+        """Heat's refusal of a restricted action, as its event and reason."""
+        reason = f"ResourceActionRestricted: resources.{defn.name}: {change} is restricted for resource."
+        self.event(defn.name, "UPDATE", "FAILED", reason, record.physical_id)
+        return _Failed(reason, "UPDATE")
+
+    # -- delete -------------------------------------------------------------------------
+    def _delete_removed(self, definition: StackDefinition) -> bool:
+        """Delete the recorded resources the definition no longer has."""
+        removed = {n: set(r) for n, r in self.requires.items()
+                   if n in self.records and n not in definition.resources}
+        if not removed:
+            return True
+        return self._delete_resources(removed)
+
+    def _delete_retired(self, everything: bool = False) -> bool:
+        """After a successful update: delete what replacements retired, except
+        what ``keep_replaced`` keeps for a while (``everything``: a stack delete)."""
+        now = utc_now()
+        retired = [r for r in self.store.retired_resources(self.stack.id)
+                   if everything or not r.keep_until or r.keep_until <= now]
+        for stored in sorted(retired, key=lambda r: -r.position):
+            if not self._delete_retired_one(stored):
+                return False
+        return True
+
+    def _delete_retired_one(self, stored: StoredResource) -> bool:
+        old = stored.state
+        handler = handler_for_record(old, self.runtime)
+        # A resource recreated as the same physical resource (a fixed name or
+        # path) is live again: only the stale record goes.
+        in_use = any(handler.same_physical(old, s) for s in list(self.records.values()))
+        self.event(old.name, "DELETE", "IN_PROGRESS", "state changed", old.physical_id)
+        try:
+            if old.deletion_policy != "Retain" and not in_use:
+                self._delete_physical(old, handler)
+        except _Failed as failure:
+            self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)
+            return False
+        with self.store.transaction():
+            self.event(old.name, "DELETE", "COMPLETE", "state changed", old.physical_id)
+            self.store.delete_resource(self.stack.id, old.name, stored.retired_in)
+        return True
+
+    def delete(self) -> bool:
+        """Delete every recorded resource, dependants first; True when all went."""
+        if not (self.stack.action == "DELETE" and self.stack.status == "IN_PROGRESS"):
+            self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
+        ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        if self.paused:
+            return False
+        ok = ok and self._delete_retired(everything=True)
+        if ok:
+            self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
+        else:
+            failed = [s for s in self.records.values() if s.status == "FAILED"]
+            reason = failed[0].status_reason if failed else self._failure_reason({})
+            self.stack_event("DELETE", "FAILED", f"Resource DELETE failed: {reason}")
+        return ok
+
+    def rollback_create(self) -> bool:
+        """Heat's rollback of a failed create: delete everything it made."""
+        self.stack_event("ROLLBACK", "IN_PROGRESS", "Stack ROLLBACK started")
+        ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
+        ok = ok and self._delete_retired(everything=True)
+        if ok:
+            self.stack_event("ROLLBACK", "COMPLETE", "Stack ROLLBACK completed successfully")
+        else:
+            self.stack_event("ROLLBACK", "FAILED", self._failure_reason({}))
+        return ok
+
+    def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
+        graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
+        result = traverse(reverse(graph), self._delete_resource, self.options.max_workers,
+                          self.options.cancel.event)
+        if result.paused and not result.failed:
+            self.paused = True
+        return result.ok
+
+    def _delete_resource(self, name: str) -> None:
+        record = self.records[name]
+        declared = self._declared_hooks(name)
+        if not (record.action == "DELETE" and record.status == "COMPLETE"):
+            self._hook_point(None, record, "delete", "pre", name=name)
+            handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
+            state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
+            self.save(state, "state changed")
+            if record.deletion_policy != "Retain":
+                try:
+                    self._delete_physical(record, handler)
+                except _Failed as failure:
+                    self.save(replace(state, status="FAILED", status_reason=failure.reason),
+                              failure.reason)
+                    raise
+            record = replace(state, status="COMPLETE", status_reason="state changed")
+            self.save(record, "state changed")
+        # A post-delete hook keeps the (deleted) record until it is cleared.
+        if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
+            self._hook_point(None, record, "delete", "post", name=name)
+        with self.store.transaction():
+            self.store.delete_resource(self.stack.id, name)
+        with self._states_lock:
+            self.records.pop(name, None)
+
+    def _declared_hooks(self, name: str) -> frozenset[str]:
+        """The environment's hooks for a resource being deleted (from the
+        definition when there is one, else from the last revision's registry)."""
+        definition = self.definition or self.delete_definition
+        if definition is not None and name in definition.resources:
+            return definition.resources[name].hooks
+        if definition is not None:
+            return definition.environment.registry.hooks((name,))
+        return frozenset()
+
+    def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
+        if record.action == "INIT":
+            return
+        self._guard(lambda: _no_outcome(handler.handle_delete(record)), record.name, "DELETE")
+
+
+def _later(seconds: float) -> str:
+    """The Heat-format time ``seconds`` from now ("" for none)."""
+    if seconds <= 0:
+        return ""
+    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
+    """The handler of a recorded resource, when no definition is at hand."""
+    implementation = record.implementation or record.type
+    cls = resource_class(implementation)
+    if cls is None:
+        from ..resources.nested import TemplateResource
+
+        return TemplateResource(record.name, runtime, implementation)
+    return cls(record.name, runtime)
+
+
+class _Failed(Exception):
+    """A resource failed: Heat's status reason and the action that failed."""
+
+    def __init__(self, reason: str, action: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.action = action
+
+
+def _no_outcome(_result: None) -> Outcome:
+    return Outcome("")
