@@ -85,3 +85,8 @@ class StackNotFound(HotplayError):
 
 class StoreError(HotplayError):
     """The store cannot be opened or used."""
+
+
+class Paused(Exception):
+    """Raised by work that waits for a person (a hook): the node is not done, what
+    depends on it waits, and everything else goes on."""

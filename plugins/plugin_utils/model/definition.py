@@ -18,6 +18,7 @@ from typing import Any
 from ..language.environment import Environment
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import dependencies, resolve
+from ..language.functions.hot import select_path
 from .graph import check_acyclic
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
@@ -28,7 +29,9 @@ from ..language.parameters import (
     validate_parameter_groups,
 )
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
-from ..resources.base import Resource, ResourceState, RuntimeContext, resource_class
+from ..resources.base import Resource, ResourceState, resource_class
+from ..resources.base import handler_for as resource_handler
+from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
 from ..language.template.hot import HotTemplate
 from ..language.template.loader import TemplateSource, load_yaml
@@ -151,8 +154,6 @@ class ResourceView:
     def attribute_with_path(self, name: str, path: list[Any]) -> Any:
         """An attribute and a path into it; types that read members (groups) take
         the path themselves."""
-        from ..language.functions.hot import select_path
-
         live = self._live()
         if isinstance(live, Pending):
             return self._unknown()
@@ -546,9 +547,4 @@ def resolve_outputs(definition: StackDefinition) -> tuple[dict[str, Any], dict[s
 
 def handler_for(definition: ResourceDefinition, runtime: RuntimeContext) -> Resource:
     """The type handler of a resource (provider templates are nested stacks)."""
-    cls = resource_class(definition.implementation)
-    if cls is None:
-        from ..resources.nested import TemplateResource
-
-        return TemplateResource(definition.name, runtime, definition.implementation)
-    return cls(definition.name, runtime)
+    return resource_handler(definition.name, definition.implementation, runtime)

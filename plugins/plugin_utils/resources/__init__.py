@@ -5,6 +5,7 @@
 # One import per family.
 from . import (  # noqa: F401
     deployment_group,
+    group,
     heat_misc,
     local,
     module,

@@ -11,13 +11,14 @@ registering it with ``@register``: the executor never changes.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from ..errors import ResourceFailure
 from ..secrets import MASK
+from ..store.base import ResourceState
+from .runtime import RuntimeContext
 
 
 @dataclass(frozen=True)
@@ -58,57 +59,6 @@ class Outcome:
 
     physical_id: str
     data: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ResourceState:
-    """The recorded state of a resource, as the store keeps it."""
-
-    name: str
-    type: str
-    action: str = "INIT"  # INIT | CREATE | UPDATE | DELETE | ROLLBACK | CHECK
-    status: str = "COMPLETE"  # IN_PROGRESS | COMPLETE | FAILED
-    status_reason: str = ""
-    physical_id: str = ""
-    properties: Mapping[str, Any] = field(default_factory=dict)
-    data: Mapping[str, Any] = field(default_factory=dict)
-    # For nested-stack types: the store id of the child stack.
-    nested_stack_id: str | None = None
-    # What deleting the stack (or dropping the resource) does: Delete or Retain.
-    deletion_policy: str = "Delete"
-    # The builtin type or provider template that implements ``type`` (after the
-    # resource registry): what a delete needs when no definition is at hand.
-    implementation: str = ""
-    # The rest of the resolved definition: a change to any of it is an update,
-    # as Heat compares whole frozen definitions.
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    update_policy: Mapping[str, Any] = field(default_factory=dict)
-
-
-class Cancelled(Exception):
-    """The run was cancelled (time-out or interruption) while a handler waited."""
-
-
-class RuntimeContext(Protocol):
-    """What handlers may use of the running stack."""
-
-    stack_name: str
-    stack_id: str
-    cancel_event: threading.Event
-
-    def physical_name(self, resource_name: str) -> str:
-        """A unique physical name: ``<stack>-<resource>-<12 random chars>``, as Heat."""
-
-    def sleep(self, seconds: float) -> None:
-        """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
-
-    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
-        """Record the physical id a create is about to make, before making it: a
-        run killed in between leaves a record of it, so nothing is untracked."""
-
-    # ``secrets.add(value)``: keep a value learned at run time secret (masked in
-    # output, encrypted in the store); see stack_run.RunSecrets.
-    secrets: Any
 
 
 class Resource:
@@ -246,6 +196,24 @@ def register(cls: type[Resource]) -> type[Resource]:
 def resource_class(type_name: str) -> type[Resource] | None:
     """The class of a builtin type, or None when the type is unknown."""
     return _TYPES.get(type_name)
+
+
+# The type of provider templates (resources.nested.TemplateResource), registered
+# by its module: a type that is not builtin is a template file.
+_TEMPLATE_TYPE: list[Callable[[str, RuntimeContext, str], Resource]] = []
+
+
+def register_template_type(cls: Callable[[str, RuntimeContext, str], Resource]) -> None:
+    _TEMPLATE_TYPE[:] = [cls]
+
+
+def handler_for(name: str, implementation: str, runtime: RuntimeContext) -> Resource:
+    """The handler of resource ``name`` implemented by ``implementation`` (a builtin
+    type, or else a provider template file)."""
+    cls = resource_class(implementation)
+    if cls is not None:
+        return cls(name, runtime)
+    return _TEMPLATE_TYPE[0](name, runtime, implementation)
 
 
 def known_types() -> list[str]:

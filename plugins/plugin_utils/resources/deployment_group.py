@@ -20,7 +20,7 @@ from typing import Any
 
 from ..language.functions.hot import select_path
 from .base import AttributeSchema, PropertySchema, ResourceState, register
-from .nested import ResourceGroup
+from .group import ResourceGroup
 from .properties import value_range
 from .software_deployment import SoftwareDeployment, StructuredDeployment
 

@@ -27,15 +27,19 @@ from ..model.definition import (
     LiveResource,
     ResourceDefinition,
     StackDefinition,
+    StackIdentity,
     handler_for,
     resolve_outputs,
 )
-from ..errors import HotplayError, ResourceFailure
-from .walk import DEFAULT_WORKERS, Paused, traverse
+from ..errors import HotplayError, Paused, ResourceFailure
+from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
 from .health import unhealthy_replaces
-from ..resources.base import Cancelled, Outcome, Resource, ResourceState, resource_class
+from ..resources.base import Outcome, Resource, ResourceState
+from ..resources.base import handler_for as resource_handler
+from ..resources.runtime import Cancelled, Declared
+from ..language.template.loader import TemplateSource
 from ..resources.properties import validate_properties
 from ..secrets import key_missing
 from ..store.base import EventRecord, StackRecord, Store, StoredResource, utc_now
@@ -202,11 +206,63 @@ class RunRuntime:
         state = self.run.records[resource_name]
         self.run.save(replace(state, nested_stack_id=child_id))
 
-    def nested_run(self, child: StackRecord, resource_name: str) -> "StackRun":
-        run = StackRun(self.run.store, child, self.run.sink,
+    @property
+    def files(self) -> Mapping[str, str]:
+        return self.run.definition.files
+
+    def declared(self, resource_name: str) -> Declared | None:
+        definition = self.run.definition.resources.get(resource_name)
+        if definition is None:
+            return None
+        return Declared(type=definition.type, deletion_policy=definition.deletion_policy,
+                        metadata=resolve(definition.metadata),
+                        update_policy=resolve(definition.update_policy))
+
+    def child(self, stack: StackRecord, resource_name: str) -> "ChildRun":
+        run = StackRun(self.run.store, stack, self.run.sink,
                        path=self.run.path + (resource_name,), options=self.run.options)
         run.parent_runtime = self
-        return run
+        return ChildRun(run, self.run.definition, resource_name)
+
+
+class ChildRun:
+    """``ChildStack``: a nested stack converged by the parent's run, with the
+    parent's options; its definition is built here, from the parent's."""
+
+    def __init__(self, run: "StackRun", parent: StackDefinition, resource_name: str) -> None:
+        self._run = run
+        self._parent = parent
+        self._resource_name = resource_name
+
+    @property
+    def paused(self) -> bool:
+        return self._run.paused
+
+    @property
+    def runtime(self) -> RunRuntime:
+        return self._run.runtime
+
+    def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
+                 facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
+                 action: str) -> bool:
+        definition = self._definition(template, parameters, facade, written_type)
+        if hold:
+            run = self._run
+            run.options = replace(run.options, skip=run.options.skip | {run.path_of(n) for n in hold})
+        return self._run.converge(definition, action)
+
+    def delete(self) -> bool:
+        return self._run.delete()
+
+    def _definition(self, template: TemplateSource, parameters: Mapping[str, Any],
+                    facade: Mapping[str, Any], written_type: str) -> StackDefinition:
+        stack, parent = self._run.stack, self._parent
+        identity = StackIdentity(
+            name=stack.name, id=stack.id, project_id=parent.identity.project_id,
+            path=parent.identity.path + (self._resource_name,), facade=dict(facade),
+        )
+        environment = parent.environment.for_nested(self._resource_name, written_type)
+        return StackDefinition(template, environment, dict(parameters), identity, files=parent.files)
 
 
 class StackRun:
@@ -753,13 +809,7 @@ def _later(seconds: float) -> str:
 
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
     """The handler of a recorded resource, when no definition is at hand."""
-    implementation = record.implementation or record.type
-    cls = resource_class(implementation)
-    if cls is None:
-        from ..resources.nested import TemplateResource
-
-        return TemplateResource(record.name, runtime, implementation)
-    return cls(record.name, runtime)
+    return resource_handler(record.name, record.implementation or record.type, runtime)
 
 
 class _Failed(Exception):

@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ..errors import Paused
 from ..model.graph import normalise, reverse
 
 Node = TypeVar("Node", bound=Hashable)
@@ -22,11 +23,6 @@ Node = TypeVar("Node", bound=Hashable)
 # Handlers mostly wait (sleeps, remote calls), so more threads than cores pay off:
 # a wide stack of resources that each wait 1 s finishes in about 1 s.
 DEFAULT_WORKERS = 128
-
-
-class Paused(Exception):
-    """Raised by work that waits for a person (a hook): the node is not done, what
-    depends on it waits, and everything else goes on."""
 
 
 @dataclass

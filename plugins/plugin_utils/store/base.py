@@ -16,13 +16,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..resources.base import ResourceState
 
 
 def utc_now() -> str:
     """Heat's timestamp format: ``2026-11-22T03:09:51Z``."""
     now = datetime.datetime.now(datetime.timezone.utc)
     return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class ResourceState:
+    """The recorded state of a resource, as the store keeps it."""
+
+    name: str
+    type: str
+    action: str = "INIT"  # INIT | CREATE | UPDATE | DELETE | ROLLBACK | CHECK
+    status: str = "COMPLETE"  # IN_PROGRESS | COMPLETE | FAILED
+    status_reason: str = ""
+    physical_id: str = ""
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = field(default_factory=dict)
+    # For nested-stack types: the store id of the child stack.
+    nested_stack_id: str | None = None
+    # What deleting the stack (or dropping the resource) does: Delete or Retain.
+    deletion_policy: str = "Delete"
+    # The builtin type or provider template that implements ``type`` (after the
+    # resource registry): what a delete needs when no definition is at hand.
+    implementation: str = ""
+    # The rest of the resolved definition: a change to any of it is an update,
+    # as Heat compares whole frozen definitions.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    update_policy: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

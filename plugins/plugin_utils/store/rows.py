@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..resources.base import ResourceState
+from .base import ResourceState
 from .base import (
     EventRecord,
     HookRecord,

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ..resources.base import ResourceState
+from .base import ResourceState
 from ..secrets import (
     MASK,
     PREFIX,

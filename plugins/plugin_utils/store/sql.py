@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StackNotFound
-from ..resources.base import ResourceState
 from ..secrets import new_salt
 from .base import (
     EventRecord,
     HookRecord,
     KeyringRecord,
+    ResourceState,
     RevisionRecord,
     StackRecord,
     Store,

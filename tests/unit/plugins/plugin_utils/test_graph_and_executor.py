@@ -89,7 +89,7 @@ def test_stop_event_keeps_new_work_from_starting():
 
 
 def test_a_paused_node_holds_its_dependants_only():
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.walk import Paused
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import Paused
 
     def work(node: str) -> None:
         if node == "hooked":

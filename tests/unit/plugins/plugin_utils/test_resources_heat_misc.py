@@ -17,10 +17,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     StackValidationFailed,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources import base
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import (
-    Cancelled,
-    ResourceState,
-)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.runtime import Cancelled
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.properties import (
     UNKNOWN,
     validate_properties,

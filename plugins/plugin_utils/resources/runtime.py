@@ -1,0 +1,102 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The runtime port: everything a resource type may ask of the run it is part of.
+
+Types see the run only through ``RuntimeContext``; the run stage implements it
+(run.executor.RunRuntime).  So a type never imports the executor or the stack
+definition, and a new type can be tested with any object that has these members.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..language.template.loader import TemplateSource
+from ..store.base import StackRecord, Store
+
+
+class Cancelled(Exception):
+    """The run was cancelled (time-out or interruption) while a handler waited."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A resource as its template declares it, with functions resolved."""
+
+    type: str  # as written, before the registry maps it
+    deletion_policy: str = "Delete"
+    metadata: Any = None  # as resolved; None when the template has none
+    update_policy: Any = None
+
+
+class ChildStack(Protocol):
+    """A nested stack of a resource, run by the same run (same options, store, sink)."""
+
+    @property
+    def paused(self) -> bool:
+        """The last converge or delete stopped at a hook inside."""
+
+    @property
+    def runtime(self) -> RuntimeContext:
+        """The runtime of the child stack (to read its members)."""
+
+    def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
+                 facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
+                 action: str) -> bool:
+        """Create or update the child to ``template``; False when it failed or paused.
+        Members named in ``hold`` are left as they are.  Raises HotplayError when
+        the child's definition is invalid, before anything in it is touched."""
+
+    def delete(self) -> bool:
+        """Delete every resource of the child; False when it failed or paused."""
+
+
+class RuntimeContext(Protocol):
+    """What handlers may use of the running stack."""
+
+    stack_name: str
+    stack_id: str
+    cancel_event: threading.Event
+    # ``secrets.add(value)``: keep a value learned at run time secret (masked in
+    # output, encrypted in the store); see run.executor.RunSecrets.
+    secrets: Any
+
+    @property
+    def store(self) -> Store:
+        """The store the run writes to (nested types keep their child stacks there)."""
+
+    @property
+    def host(self) -> Any:
+        """The task's host (resources.software_deployment.HostContext), or None."""
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        """The run's template files (provider templates, get_file contents)."""
+
+    def physical_name(self, resource_name: str) -> str:
+        """A unique physical name: ``<stack>-<resource>-<12 random chars>``, as Heat."""
+
+    def sleep(self, seconds: float) -> None:
+        """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
+
+    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
+        """Record the physical id a create is about to make, before making it: a
+        run killed in between leaves a record of it, so nothing is untracked."""
+
+    def note_nested_stack(self, resource_name: str, child_id: str) -> None:
+        """Record a child stack before converging it (intent before action)."""
+
+    def declared(self, resource_name: str) -> Declared | None:
+        """The resource as this stack's template declares it, or None."""
+
+    def software_config(self, physical_id: str) -> dict[str, Any] | None:
+        """A software config of this stack (or a parent's) as Heat's API shows it."""
+
+    def config_by_id(self, physical_id: str) -> str | None:
+        """The ``config`` of a software config of this stack."""
+
+    def child(self, stack: StackRecord, resource_name: str) -> ChildStack:
+        """The nested stack ``stack`` of this stack's resource ``resource_name``."""
