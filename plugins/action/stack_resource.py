@@ -12,7 +12,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action imp
     StackAction,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackNotFound
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.health import HealthRequest, mark_resource
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.health import HealthRequest, mark_resource
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import HotplayError
+from ..model.plan import Plan
 
 FORMATS = ("dot", "mermaid", "svg")
 
@@ -107,3 +108,8 @@ def _escape(text: str) -> str:
 
 def _css(key: str) -> str:
     return key.lower().replace("_", "")
+
+
+def plan_nodes(plan: Plan) -> list[GraphNode]:
+    """Graph nodes coloured by what the plan does to each resource."""
+    return [GraphNode(c.path, c.type, c.action) for c in plan.changes]

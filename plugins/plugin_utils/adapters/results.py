@@ -12,6 +12,7 @@ from typing import Any
 
 from ..model.plan import Plan
 from ..run.executor import Cancel, Event
+from ..run.hooks import pending_hooks
 from ..store.base import StackRecord, Store
 from .views import event_dict, list_resources
 
@@ -87,8 +88,6 @@ def stack_result(
     parameters: dict[str, Any] | None = None, plan: Plan | None = None, plan_id: str | None = None,
 ) -> StackResult:
     """The result of a run that changed the stack (failed when the stack did)."""
-    from ..run.hooks import pending_hooks
-
     return StackResult(
         changed=True,
         failed=stack.status == "FAILED",

@@ -14,6 +14,8 @@ from ..resources.base import ResourceState
 from ..run.executor import Event
 from ..store.base import StackRecord, Store
 from ..store.sealed import sealed
+from ..run.hooks import pending_hooks
+from .render import GraphNode, render
 
 
 def describe_stack(
@@ -42,8 +44,6 @@ def describe_stack(
             for r in revisions
         ],
     }
-    from ..run.hooks import pending_hooks
-
     info["hooks_pending"] = [hook.as_dict() for hook in pending_hooks(store, stack)]
     if with_events:
         info["events"] = list_events(store, stack.id, nested_depth)
@@ -54,8 +54,6 @@ def describe_stack(
 
 def state_graph(store: Store, stack_id: str, nested_depth: int, fmt: str) -> str:
     """The recorded dependency graph, coloured by each resource's state."""
-    from .render import GraphNode, render
-
     nodes: list[GraphNode] = []
     requires: dict[str, list[str]] = {}
     _graph_of(store, stack_id, nested_depth, "", nodes, requires)
@@ -64,8 +62,6 @@ def state_graph(store: Store, stack_id: str, nested_depth: int, fmt: str) -> str
 
 def _graph_of(store: Store, stack_id: str, depth: int, prefix: str, nodes: list[Any],
               requires: dict[str, list[str]]) -> None:
-    from .render import GraphNode
-
     for stored in store.resources(stack_id):
         state = stored.state
         path = prefix + state.name

@@ -17,14 +17,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdentity, handler_for
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import resolve
 from .graph import topological_order
-from ..run.health import unhealthy_replaces
+from .update_rules import UNCHANGED, Known, decide, is_new
 from ..resources.base import Resource, ResourceState
+from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, validate_properties
 from ..store.base import StackRecord, Store, utc_now
 
@@ -87,13 +88,6 @@ class Plan:
         return {c.path: c for c in self.changes if "/" not in c.path}
 
 
-def plan_nodes(plan: Plan) -> list[Any]:
-    """Graph nodes coloured by what the plan does to each resource."""
-    from ..adapters.render import GraphNode
-
-    return [GraphNode(c.path, c.type, c.action) for c in plan.changes]
-
-
 def plan_id(stack: StackRecord | None, plan: Plan, definition_digest: str,
             digest: Callable[[Sequence[bytes]], str] | None = None) -> str:
     """Identifies 'this stored state + this definition': an apply given a plan id
@@ -115,25 +109,39 @@ def _state_line(prefix: str, state: ResourceState) -> str:
                        state.properties], sort_keys=True, default=str)
 
 
-def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
-            skip_restricted: bool = False, restore: bool = False,
-            accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False) -> Plan:
-    """The plan of applying ``definition`` to ``stack`` (None: a new stack).
+class PlanContext(Protocol):
+    """What planning one stack needs of the run it previews: the recorded states,
+    the runtime the handlers read through, and secrets kept as the run keeps them.
+    run.executor.StackRun in preview mode is one (see run.preview)."""
+
+    store: Any  # a store.sealed.SealedStore
+    stack: StackRecord
+    records: Mapping[str, ResourceState]
+    positions: Mapping[str, int]
+    runtime: RuntimeContext
+
+    def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
+        """Keep the values of properties the type declares secret as secrets."""
+
+    def preview_child(self, stack: StackRecord, resource_name: str,
+                      definition: StackDefinition) -> PlanContext:
+        """The context of a nested stack (``stack`` may be unsaved: not created yet)."""
+
+
+def plan_stack(context: PlanContext, definition: StackDefinition, skip_restricted: bool = False,
+               restore: bool = False, accepted: frozenset[str] = frozenset(),
+               probe: bool = False) -> Plan:
+    """The plan of applying ``definition`` to the stack of ``context``.
 
     With ``skip_restricted``, a resource whose change the environment restricts is
     planned as left unchanged, and what reads it sees it unchanged.  With
     ``restore`` (a rollback), a retired resource that is what the definition
     needs is planned as swapped back in.  With ``probe`` (check mode), resources
-    that can ask their tool (module resources, on ``host``) say whether their
-    change would change anything, in ``plan.checks``."""
-    from ..run.executor import RunOptions, StackRun  # the runtime handlers read the store through
-
-    record = stack or _unsaved_stack(definition.identity)
-    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True, host=host))
-    run.definition = definition
+    that can ask their tool (module resources) say whether their change would
+    change anything, in ``plan.checks``."""
     plan = Plan()
-    plan.top_states = sorted(run.records.values(), key=lambda s: run.positions.get(s.name, 0))
-    previewer = _Previewer(run, definition, "", plan, skip_restricted, restore)
+    plan.top_states = sorted(context.records.values(), key=lambda s: context.positions.get(s.name, 0))
+    previewer = _Previewer(context, definition, "", plan, skip_restricted, restore)
     previewer.accepted = accepted
     previewer.probes = _Probes() if probe else None
     try:
@@ -193,7 +201,8 @@ def preview_delete(store: Store, stack: StackRecord) -> Plan:
     return plan
 
 
-def _unsaved_stack(identity: StackIdentity) -> StackRecord:
+def unsaved_stack(identity: StackIdentity) -> StackRecord:
+    """The record of a stack not created yet, as a preview sees it."""
     now = utc_now()
     return StackRecord(identity.id, identity.name, "INIT", "COMPLETE", "", now, now)
 
@@ -201,7 +210,7 @@ def _unsaved_stack(identity: StackIdentity) -> StackRecord:
 class _Previewer:
     """Plans one stack of the tree (nested stacks get their own)."""
 
-    def __init__(self, stack_run: Any, definition: StackDefinition, prefix: str, plan: Plan,
+    def __init__(self, stack_run: PlanContext, definition: StackDefinition, prefix: str, plan: Plan,
                  skip_restricted: bool = False, restore: bool = False) -> None:
         self.skip_restricted = skip_restricted
         self.restore = restore
@@ -322,33 +331,11 @@ class _Previewer:
 
     def _decide(self, defn: Any, handler: Resource, record: ResourceState | None,
                 after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> tuple[str, str]:
-        if record is None or record.action == "INIT" or (
-                record.action == "DELETE" and record.status == "COMPLETE"):
-            return "added", "new resource"
-        if defn.external_id is not None:
-            return "unchanged", ""
-        if record.implementation != defn.implementation or record.type != defn.type:
-            return "replaced", f"type changed from {record.type} to {defn.type}"
-        if record.status != "COMPLETE":
-            state = f"{record.action}_{record.status}"
-            if unhealthy_replaces(self.store, record):
-                return "replaced", f"the resource is {state} (marked unhealthy)"
-            if handler.needs_replace_failed(record):
-                return "replaced", f"the resource is {state}"
-            return "updated", f"the resource is {state}"
-        changed = [k for k in sorted(set(after) | set(record.properties))
-                   if k in unknown or after.get(k) != record.properties.get(k)]
-        other = self._definition_changes(defn, record)
-        if not changed and not other:
-            return "unchanged", ""
-        described = ", ".join(_describe(k, unknown, self.actions) for k in changed)
-        # Known parts of values not known yet let a type see which part changes.
-        compared = {**after, **self.partial}
-        replace = handler.replacement_reason(record.properties, compared) if changed else None
-        if replace is not None:
-            return "replaced", f"{replace} ({described})" if described else replace
-        parts = ([f"properties changed: {described}"] if changed else []) + other
-        return "updated", "; ".join(parts)
+        if defn.external_id is not None and not is_new(record):
+            return UNCHANGED, ""  # an adopted resource is never touched
+        known = Known(unknown, self.partial, lambda key: _describe(key, unknown, self.actions))
+        decision = decide(self.store, defn, handler, record, after, known)
+        return decision.action, decision.reason
 
     def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],
                    action: str, reason: str) -> tuple[str, str]:
@@ -369,19 +356,6 @@ class _Previewer:
             return action, f"{reason}; {'; '.join(gone)}, so it is recreated"
         return action, reason
 
-    def _definition_changes(self, defn: Any, record: ResourceState) -> list[str]:
-        found = []
-        try:
-            if resolve(defn.metadata) != dict(record.metadata):
-                found.append("metadata changed")
-            if resolve(defn.update_policy) != dict(record.update_policy):
-                found.append("update_policy changed")
-        except (HotplayError, TypeError, ValueError, KeyError):
-            found.append("metadata may change")
-        if defn.deletion_policy != record.deletion_policy:
-            found.append(f"deletion_policy changed to {defn.deletion_policy}")
-        return found
-
     # -- nested stacks --------------------------------------------------------------------
     def _plan_inside(self, name: str, defn: Any, handler: Resource, record: ResourceState | None,
                      action: str, after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
@@ -400,14 +374,9 @@ class _Previewer:
             child = self._child_definition(name, handler, after, child_stack)
             if child is None:
                 return
-            from ..run.executor import StackRun
-
-            record_for_child = child_stack or _unsaved_stack(child.identity)
-            run = StackRun(self.store, record_for_child, lambda event: None,
-                           path=self.stack_run.path + (name,), options=self.stack_run.options)
-            run.definition = child
-            run.keep_hidden_secret(child)
-            nested = _Previewer(run, child, prefix, self.plan, self.skip_restricted, self.restore)
+            record_for_child = child_stack or unsaved_stack(child.identity)
+            context = self.stack_run.preview_child(record_for_child, name, child)
+            nested = _Previewer(context, child, prefix, self.plan, self.skip_restricted, self.restore)
             nested.accepted = self.accepted
             nested.probes = self.probes
             nested.walk()

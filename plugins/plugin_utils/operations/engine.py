@@ -21,7 +21,7 @@ from typing import Any
 from ..model.definition import StackDefinition, StackIdentity
 from ..errors import HotplayError
 from ..run.walk import DEFAULT_WORKERS
-from ..run.health import is_unhealthy
+from ..model.update_rules import is_unhealthy
 from ..store.locking import stack_lock
 from ..run.hooks import pending_hooks, settle_hooks, stepping
 from ..run.guards import (
@@ -42,8 +42,9 @@ from ..model.inputs import (
     patched_parameters,
     recorded_definition,
 )
-from ..model.plan import Plan, plan_id, plan_nodes, preview, preview_delete
-from ..adapters.render import render
+from ..model.plan import Plan, plan_id, preview_delete
+from ..adapters.render import plan_nodes, render
+from ..run.preview import preview
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store

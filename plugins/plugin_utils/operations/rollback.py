@@ -33,7 +33,8 @@ from ..model.inputs import (
     is_hidden_mark,
     keep_hidden_secrets,
 )
-from ..model.plan import plan_id, preview
+from ..model.plan import plan_id
+from ..run.preview import preview
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store

@@ -1,6 +1,12 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Resource types: importing a family module registers its types."""
+"""Stage 3, resource types: one class per Heat type, registered by name (base),
+property schemas (properties), and the runtime port (runtime): all a type may
+ask of the run.  Importing a family module registers its types.
+
+May import: core, language, store.  Never the model or the run: they reach a
+type through its handler and the type reaches them through its runtime.
+"""
 
 # One import per family.
 from . import (  # noqa: F401

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..resources.base import Resource, ResourceState
 from ..store.base import StackRecord, Store
+from .executor import RunOptions, StackRun, handler_for_record
 
 WORKERS = 16
 
@@ -37,8 +38,6 @@ def drifted(report: dict[str, dict[str, Any]]) -> list[str]:
 
 def _askable(store: Store, stack: StackRecord, host: Any,
              path: tuple[str, ...]) -> Iterator[tuple[str, Resource, ResourceState]]:
-    from .executor import RunOptions, StackRun, handler_for_record
-
     run = StackRun(store, stack, lambda event: None, path=path, options=RunOptions(host=host))
     for name, state in sorted(run.records.items(), key=lambda item: run.positions.get(item[0], 0)):
         handler = handler_for_record(state, run.runtime)

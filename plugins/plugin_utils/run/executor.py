@@ -35,7 +35,7 @@ from ..errors import HotplayError, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
-from .health import unhealthy_replaces
+from ..model.update_rules import REPLACED, UPDATED, decide, is_new, resolved_extras
 from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
@@ -373,6 +373,15 @@ class StackRun:
         for value in definition.parameters.secret_values().values():
             self.runtime.secrets.add(value)
 
+    def preview_child(self, stack: StackRecord, resource_name: str,
+                      definition: StackDefinition) -> "StackRun":
+        """model.plan.PlanContext: a nested stack previewed with this run's options."""
+        run = StackRun(self.store, stack, lambda event: None,
+                       path=self.path + (resource_name,), options=self.options)
+        run.definition = definition
+        run.keep_hidden_secret(definition)
+        return run
+
     def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
         """What the resource type says is secret among its resolved properties."""
         for value in handler.secret_values(properties):
@@ -421,8 +430,7 @@ class StackRun:
             return
         if self.options.restore and self._swap_back(defn, handler, record, properties):
             return
-        if record is None or record.action == "INIT" or (
-                record.action == "DELETE" and record.status == "COMPLETE"):
+        if record is None or is_new(record):
             self._hook_point(defn, record, "create", "pre")
             self._create(defn, handler, properties)
             self._hook_point(defn, self.records.get(defn.name), "create", "post")
@@ -538,22 +546,9 @@ class StackRun:
 
     def _change_needed(self, defn: ResourceDefinition, handler: Resource, record: ResourceState,
                        properties: dict[str, Any]) -> str | None:
-        """``replace``, ``update`` or None, by Heat's rules (see plan.py for the preview)."""
-        if record.implementation != defn.implementation or record.type != defn.type:
-            return "replace"
-        if record.status != "COMPLETE":
-            if unhealthy_replaces(self.store, record):
-                return "replace"
-            return "replace" if handler.needs_replace_failed(record) else "update"
-        metadata, update_policy = self._resolved_extras(defn)
-        same = (dict(record.properties) == properties and dict(record.metadata) == metadata
-                and dict(record.update_policy) == update_policy
-                and record.deletion_policy == defn.deletion_policy)
-        if same:
-            return None
-        if handler.replacement_reason(record.properties, properties) is not None:
-            return "replace"
-        return "update"
+        """``replace``, ``update`` or None, by Heat's rules (model.update_rules)."""
+        action = decide(self.store, defn, handler, record, properties).action
+        return {REPLACED: "replace", UPDATED: "update"}.get(action)
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"
@@ -577,12 +572,8 @@ class StackRun:
         handler.validate(checked)
         return checked
 
-    @staticmethod
-    def _resolved_extras(defn: ResourceDefinition) -> tuple[dict[str, Any], dict[str, Any]]:
-        return dict(resolve(defn.metadata) or {}), dict(resolve(defn.update_policy) or {})
-
     def _new_state(self, defn: ResourceDefinition, action: str, status: str) -> ResourceState:
-        metadata, update_policy = self._resolved_extras(defn)
+        metadata, update_policy = resolved_extras(defn)
         return ResourceState(
             name=defn.name, type=defn.type, action=action, status=status,
             deletion_policy=defn.deletion_policy, implementation=defn.implementation,

@@ -1,6 +1,13 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``."""
+"""Stage 2, the store: stacks, resources (``ResourceState``), events, revisions,
+hooks and locks, in SQLite or PostgreSQL over one SQL core (sql.py); sealing of
+secrets (sealed), copying between stores (copy), waiting for locks (locking).
+
+Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``.
+
+May import: the core modules (errors, secrets).
+"""
 
 from __future__ import annotations
 

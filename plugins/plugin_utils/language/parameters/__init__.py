@@ -16,14 +16,20 @@ import json
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol
 
 from ...bounded import Exceeded, run_bounded
 from ...errors import TemplateError
 from ...limits import PATTERN_ADDRESS_SPACE, PATTERN_SECONDS
 
-if TYPE_CHECKING:  # pragma: no cover - import only for type hints
-    from ..environment import Environment
+from ..template.versions import VERSIONS
+
+
+class ParameterValues(Protocol):
+    """Where values come from besides the task (language.environment.Environment)."""
+
+    parameters: Mapping[str, Any]
+    parameter_defaults: Mapping[str, Any]
 
 # --- types -------------------------------------------------------------------------
 
@@ -39,15 +45,15 @@ HOT_NAME = {canonical: hot for hot, canonical in HOT_TYPES.items()}
 
 # --- keys and constraints per HOT version (heat/engine/hot/parameters.py) ----------
 
-BASE_KEYS = frozenset(
-    ("type", "description", "default", "schema", "constraints",
-     "hidden", "label", "immutable"))
 # Every key a constraint entry may carry, in every version (PARAM_CONSTRAINTS);
 # a kind the version does not know is "No constraint expressed".
 CONSTRAINT_ENTRY_KEYS = (
     "description", "length", "range", "modulo", "allowed_values",
     "allowed_pattern", "custom_constraint")
-BASE_KINDS = ("range", "length", "allowed_values", "allowed_pattern", "custom_constraint")
+# Heat's order of precedence among the kinds of one entry (the first found wins);
+# which kinds a version knows is in template/versions.py's one table.
+KIND_PRECEDENCE = ("modulo", "range", "length", "allowed_values", "allowed_pattern",
+                   "custom_constraint")
 
 
 @dataclass(frozen=True)
@@ -59,20 +65,12 @@ class VersionRules:
     constraint_kinds: tuple[str, ...]
 
 
-# Each row extends the previous one, keyed by the version that introduced it:
-# HOTParamSchema (2013-05-23, `immutable` is in its keys for every version),
-# HOTParamSchema20170224 (modulo) and HOTParamSchema20180302 (tags).
-VERSION_RULES: dict[str, VersionRules] = {
-    "2013-05-23": VersionRules(BASE_KEYS, BASE_KINDS),
-    "2017-02-24": VersionRules(BASE_KEYS, ("modulo",) + BASE_KINDS),
-    "2018-03-02": VersionRules(BASE_KEYS | {"tags"}, ("modulo",) + BASE_KINDS),
-}
-
-
+@functools.lru_cache(maxsize=None)
 def rules_for(version_key: str) -> VersionRules:
-    """The rules of the newest row not later than this canonical version date."""
-    known = sorted(v for v in VERSION_RULES if v <= version_key)
-    return VERSION_RULES[known[-1] if known else min(VERSION_RULES)]
+    """The parameter rules of a canonical ``heat_template_version``."""
+    version = VERSIONS[version_key]
+    return VersionRules(version.parameter_keys,
+                        tuple(k for k in KIND_PRECEDENCE if k in version.constraint_kinds))
 
 
 # --- Heat's messages ------------------------------------------------------------------
@@ -714,7 +712,7 @@ def _default_value(schema: ParameterSchema) -> Any:
 
 
 def _unknown_names(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
-                   env: "Environment", source: str) -> None:
+                   env: ParameterValues, source: str) -> None:
     # Heat checks the user's values and the environment's `parameters` section
     # alike (both are its user_params); parameter_defaults may name anything.
     for name in list(given) + list(env.parameters):
@@ -734,7 +732,7 @@ def _pick(name: str, *layers: tuple[str, Mapping[str, Any]]) -> tuple[str, Any]:
 
 
 def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
-                       env: "Environment", source: str) -> Parameters:
+                       env: ParameterValues, source: str) -> Parameters:
     """The stack's parameter values, checked and converted as Heat does.
 
     Precedence: ``given`` (the task's values) > the environment's ``parameters``

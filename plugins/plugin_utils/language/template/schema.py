@@ -26,7 +26,7 @@ else:
     JSONSCHEMA_IMPORT_ERROR = None
 
 from ...errors import HotplayError, TemplateError
-from .versions import HotVersion
+from .versions import VERSIONS, HotVersion
 
 Schema = dict[str, Any]
 
@@ -116,8 +116,6 @@ def build_schema(version: HotVersion) -> Schema:
 
 @functools.lru_cache(maxsize=None)
 def _validator(version_key: str) -> Any:
-    from .versions import VERSIONS
-
     if jsonschema is None:
         raise HotplayError(
             "the Python library jsonschema is required on the controller "

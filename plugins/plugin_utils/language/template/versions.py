@@ -37,6 +37,8 @@ class VersionChanges:
     resource_keys: tuple[str, ...] = ()
     output_keys: tuple[str, ...] = ()
     parameter_keys: tuple[str, ...] = ()
+    # Kinds of parameter constraints (Heat's HOTParamSchema* classes).
+    constraint_kinds: tuple[str, ...] = ()
     deletion_policies: tuple[str, ...] = ()
     if_function: type[conditions.If] | None = None
 
@@ -90,6 +92,7 @@ CHANGES: tuple[VersionChanges, ...] = (
             "label",
             "immutable",
         ),
+        constraint_kinds=("range", "length", "allowed_values", "allowed_pattern", "custom_constraint"),
         deletion_policies=("Delete", "Retain", "Snapshot"),
     ),
     VersionChanges(
@@ -147,6 +150,7 @@ CHANGES: tuple[VersionChanges, ...] = (
         "2017-02-24",
         aliases=("ocata",),
         functions={"filter": hot.Filter, "str_replace_strict": hot.ReplaceJsonStrict},
+        constraint_kinds=("modulo",),
     ),
     VersionChanges(
         "2017-09-01",
@@ -179,6 +183,7 @@ class HotVersion:
     resource_keys: frozenset[str]
     output_keys: frozenset[str]
     parameter_keys: frozenset[str]
+    constraint_kinds: frozenset[str]
     deletion_policies: tuple[str, ...]
 
     @property
@@ -229,6 +234,7 @@ def _build() -> dict[str, HotVersion]:
         "resource_keys": [],
         "output_keys": [],
         "parameter_keys": [],
+        "constraint_kinds": [],
         "deletion_policies": [],
     }
     if_function: type[conditions.If] | None = None
@@ -274,6 +280,7 @@ def _version(
         resource_keys=frozenset(lists["resource_keys"]),
         output_keys=frozenset(lists["output_keys"]),
         parameter_keys=frozenset(lists["parameter_keys"]),
+        constraint_kinds=frozenset(lists["constraint_kinds"]),
         deletion_policies=tuple(lists["deletion_policies"]),
     )
 

@@ -43,7 +43,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.parameters
     parse_parameter_schemas,
     resolve_parameters,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.plan import preview
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.preview import preview
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.registry import ResourceRegistry
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import known_types
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore

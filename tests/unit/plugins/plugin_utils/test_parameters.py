@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language import parameters as P
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.versions import VERSIONS
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import (
     EMPTY_ENVIRONMENT, Environment,
 )
@@ -103,10 +104,13 @@ def test_modulo_only_from_2017_02_24():
     assert isinstance(schemas(spec, "2017-02-24")["p"].constraints[0], P.Modulo)
 
 
-def test_version_rules_are_a_table():
-    assert P.rules_for("2016-10-14") is P.VERSION_RULES["2013-05-23"]
-    assert P.rules_for("2017-09-01") is P.VERSION_RULES["2017-02-24"]
-    assert P.rules_for("2021-04-16") is P.VERSION_RULES["2018-03-02"]
+def test_version_rules_come_from_the_one_version_table():
+    base = ("range", "length", "allowed_values", "allowed_pattern", "custom_constraint")
+    assert P.rules_for("2016-10-14").constraint_kinds == base
+    assert P.rules_for("2017-09-01").constraint_kinds == ("modulo",) + base
+    assert "tags" not in P.rules_for("2017-09-01").keys
+    assert "tags" in P.rules_for("2021-04-16").keys
+    assert P.rules_for("2021-04-16").keys == VERSIONS["2021-04-16"].parameter_keys
 
 
 # --- constraint definitions -----------------------------------------------------------

@@ -26,7 +26,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     StackNotFound,
     TemplateError,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.health import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.health import (
     HealthRequest,
     mark_resource,
 )

@@ -15,27 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..adapters.views import event_dict, resource_entry
 from ..errors import HotplayError, StackNotFound
+from ..model.update_rules import is_unhealthy
+from ..run.executor import Event
 from ..store.locking import stack_lock
 from ..resources.base import ResourceState
 from ..store.base import StackRecord, Store, StoredResource
 
 DEFAULT_REASON = "state changed by resource_mark_unhealthy api"  # Heat's words
-
-
-def is_unhealthy(state: ResourceState) -> bool:
-    return state.action == "CHECK" and state.status == "FAILED"
-
-
-def unhealthy_replaces(store: Store, record: ResourceState) -> bool:
-    """Heat: an unhealthy resource is replaced, unless it is the parent of a
-    nested stack that holds the unhealthy ones (then its members decide)."""
-    if not is_unhealthy(record):
-        return False
-    if record.nested_stack_id:
-        child = store.get_stack(record.nested_stack_id)
-        return not (child.action == "CHECK" and child.status == "FAILED")
-    return True
 
 
 @dataclass(frozen=True)
@@ -59,7 +47,6 @@ class _Found:
 def mark_resource(store: Store, request: HealthRequest, holder: str) -> dict[str, Any]:
     """Record the resource unhealthy (CHECK_FAILED) or healthy again (CHECK_COMPLETE
     when it was unhealthy); a result for the task."""
-    from ..adapters.views import event_dict, resource_entry  # views needs stack_run, which needs this
 
     stack = store.find_stack(request.name)
     if stack is None:
@@ -155,7 +142,5 @@ def _current(store: Store, stack_id: str, name: str) -> ResourceState:
 
 def _event(store: Store, stack_id: str, state: ResourceState, parent: str) -> Any:
     """The event this marking recorded for the resource itself."""
-    from .executor import Event
-
     record = next(e for e in reversed(store.events(stack_id)) if e.resource_name == state.name)
     return Event(record, tuple(parent.split("/")) if parent else ())

@@ -1,0 +1,125 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Heat's update rules, written once: what happens to a resource on an update, and why.
+
+A resource is added, left unchanged, updated in place or replaced.  The preview
+(model.plan) and the executor (run.executor) both call ``decide``, so a preview
+and the apply it promises cannot disagree.  Facts from Heat 27
+(heat/engine/resource.py ``_needs_update``, heat/engine/update.py):
+
+- a resource never created (or deleted) is created;
+- a change of type, or of the template that implements it, is a replacement;
+- a resource that is not COMPLETE is updated, unless its type replaces failed
+  resources (``needs_replace_failed``) or it was marked unhealthy;
+- otherwise properties, metadata, update_policy and deletion_policy are compared
+  with the recorded definition: any difference is an update, and the type says
+  whether the properties that changed force a replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HotplayError
+from ..language.functions.base import resolve
+from ..resources.base import Resource
+from ..store.base import ResourceState, Store
+
+ADDED, UNCHANGED, UPDATED, REPLACED = "added", "unchanged", "updated", "replaced"
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # ADDED | UNCHANGED | UPDATED | REPLACED
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the preview cannot know yet: properties that read resources not
+    applied yet (each with the resources it reads), and the known parts of those
+    values (a type can still see which part changes).  The executor knows all."""
+
+    unknown: Mapping[str, set[str]] = field(default_factory=dict)
+    partial: Mapping[str, Any] = field(default_factory=dict)
+    describe: Callable[[str], str] = str  # how a changed property is named in a reason
+
+
+EVERYTHING_KNOWN = Known()
+
+
+def is_new(record: ResourceState | None) -> bool:
+    return record is None or record.action == "INIT" or (
+        record.action == "DELETE" and record.status == "COMPLETE")
+
+
+def is_unhealthy(state: ResourceState) -> bool:
+    return state.action == "CHECK" and state.status == "FAILED"
+
+
+def unhealthy_replaces(store: Store, record: ResourceState) -> bool:
+    """Heat: an unhealthy resource is replaced, unless it is the parent of a
+    nested stack that holds the unhealthy ones (then its members decide)."""
+    if not is_unhealthy(record):
+        return False
+    if record.nested_stack_id:
+        child = store.get_stack(record.nested_stack_id)
+        return not (child.action == "CHECK" and child.status == "FAILED")
+    return True
+
+
+def decide(store: Store, declared: Any, handler: Resource, record: ResourceState | None,
+           properties: Mapping[str, Any], known: Known = EVERYTHING_KNOWN) -> Decision:
+    """What applying ``declared`` (a model.definition.ResourceDefinition) with its
+    resolved ``properties`` does to the resource recorded as ``record``."""
+    if record is None or is_new(record):
+        return Decision(ADDED, "new resource")
+    if record.implementation != declared.implementation or record.type != declared.type:
+        return Decision(REPLACED, f"type changed from {record.type} to {declared.type}")
+    if record.status != "COMPLETE":
+        return _not_complete(store, handler, record)
+    changed = [key for key in sorted(set(properties) | set(record.properties))
+               if key in known.unknown or properties.get(key) != record.properties.get(key)]
+    other = definition_changes(declared, record)
+    if not changed and not other:
+        return Decision(UNCHANGED)
+    described = ", ".join(known.describe(key) for key in changed)
+    replace = handler.replacement_reason(record.properties, {**properties, **known.partial}) \
+        if changed else None
+    if replace is not None:
+        return Decision(REPLACED, f"{replace} ({described})" if described else replace)
+    parts = ([f"properties changed: {described}"] if changed else []) + other
+    return Decision(UPDATED, "; ".join(parts))
+
+
+def _not_complete(store: Store, handler: Resource, record: ResourceState) -> Decision:
+    state = f"{record.action}_{record.status}"
+    if unhealthy_replaces(store, record):
+        return Decision(REPLACED, f"the resource is {state} (marked unhealthy)")
+    if handler.needs_replace_failed(record):
+        return Decision(REPLACED, f"the resource is {state}")
+    return Decision(UPDATED, f"the resource is {state}")
+
+
+def resolved_extras(declared: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The declared metadata and update_policy, resolved, as the store records them."""
+    return dict(resolve(declared.metadata) or {}), dict(resolve(declared.update_policy) or {})
+
+
+def definition_changes(declared: Any, record: ResourceState) -> list[str]:
+    """What changed besides the properties, as a preview names it."""
+    found = []
+    try:
+        metadata, update_policy = resolved_extras(declared)
+    except (HotplayError, TypeError, ValueError, KeyError):
+        found.append("metadata may change")  # it reads something not known yet
+    else:
+        if metadata != dict(record.metadata):
+            found.append("metadata changed")
+        if update_policy != dict(record.update_policy):
+            found.append("update_policy changed")
+    if declared.deletion_policy != record.deletion_policy:
+        found.append(f"deletion_policy changed to {declared.deletion_policy}")
+    return found
