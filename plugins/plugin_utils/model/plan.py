@@ -64,6 +64,15 @@ class Plan:
     # What resources that can ask their own tool (module resources) said about
     # their change in check mode: path -> {changed: bool or None, ...}.
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The stack's definition differs from its last complete revision (outputs or
+    # parameters may change with no resource changing): the apply records it.
+    definition_changed: bool = False
+
+    def would_change(self, stack: StackRecord | None) -> bool:
+        """``changed`` as check mode reports it, for an apply and a rollback alike:
+        the stack is new or not COMPLETE, its definition changes, or a resource does."""
+        return (stack is None or stack.status != "COMPLETE" or self.definition_changed
+                or self.changes_anything)
 
     def by_action(self) -> dict[str, list[str]]:
         """Heat's preview keys, each a list of resource paths."""

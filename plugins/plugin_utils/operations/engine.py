@@ -125,8 +125,8 @@ def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared)
         _refusals(request, prepared)
     except Refused as refusal:
         return _refused(store, prepared, request, refusal)
-    changes = prepared.existing is None or prepared.paused or not _unchanged(
-        store, prepared.existing, prepared.digest) or _marked_unhealthy(prepared.plan)
+    changes = prepared.paused or prepared.plan.would_change(prepared.existing) or _marked_unhealthy(
+        prepared.plan)
     if request.check_mode or not changes:
         return _planned(store, prepared, request, changes)
     return None
@@ -160,6 +160,7 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
                       "nested stacks, or secret properties of its resources)")
+    plan.definition_changed = existing is None or not _unchanged(store, existing, digest)
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,

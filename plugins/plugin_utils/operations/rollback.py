@@ -122,8 +122,10 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
     plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip),
                    host=request.host, probe=request.check_mode)
     current_id = plan_id(stack, plan, target.digest, store.digest)
+    revisions = store.revisions(stack.id)
+    plan.definition_changed = not revisions or revisions[-1].digest != target.digest
     if request.check_mode:
-        previewed = StackResult(changed=plan.changes_anything or stack.status != "COMPLETE",
+        previewed = StackResult(changed=plan.would_change(stack),
                                 failed=False, stack=stack, plan=plan, plan_id=current_id,
                                 resources=list_resources(store, stack.id, request.nested_depth),
                                 parameters=target.definition.parameters.display())
