@@ -225,3 +225,18 @@ def test_awkward_secrets_are_masked_in_every_encoding(run_tasks, store_url, tmp_
     for form in encodings(secret):
         for where, text in places.items():
             assert form not in text, f"{form!r} is in {where}"
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("password", ["Qv%zzK7w", "Qv9 K7wz", "Qv9@K7w/zz8"])
+def test_a_malformed_postgresql_url_never_shows_its_password(run_tasks, store_url, password):
+    """The driver quotes the part of a URL it cannot parse: that part is the password."""
+    url = f"postgresql://hotplay:{password}@127.0.0.1:9/stacks"
+    run = run_tasks([{"hotplay.stacks.stack_info": {"name": "app", "store": url}, "register": "info"}])
+    assert run.results["info"]["failed"]
+    assert "postgresql://hotplay:***@127.0.0.1:9/stacks" in run.results["info"]["msg"]
+    pieces = {password, *password.replace("@", " ").replace("/", " ").replace("%", " ").split()}
+    for piece in (p for p in pieces if len(p) > 2):  # shorter ones are in any text
+        for where, text in {"stdout": run.stdout, "stderr": run.stderr,
+                            "result": json.dumps(run.results)}.items():
+            assert piece not in text, f"{piece!r} of the password is in {where}"

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import unquote
 
 from ..errors import StackLocked, StoreError
 from .base import utc_now
@@ -74,9 +75,32 @@ def _psycopg() -> Any:
     return psycopg
 
 
+# ``scheme://user:password@host...``: the password runs to the last ``@``, so an
+# unencoded ``@``, ``/`` or space inside it is still taken as part of it.
+_CREDENTIALS = re.compile(r"^(?P<head>[a-z][a-z0-9+.-]*://[^:/@]*):(?P<password>.*)@")
+
+
 def redact_url(url: str) -> str:
     """The URL without its password, for messages."""
-    return re.sub(r"^([a-z]+://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return _CREDENTIALS.sub(r"\g<head>:***@", url, count=1)
+
+
+def _password_pieces(url: str) -> list[str]:
+    """The URL's password and the pieces a parser may quote of a malformed one
+    (split where it breaks the URL: ``@``, ``/``, ``%``, spaces), longest first;
+    pieces of one or two characters are left, or every message would be starred."""
+    found = _CREDENTIALS.match(url)
+    if not found or not found.group("password"):
+        return []
+    password = found.group("password")
+    pieces = {password, unquote(password)} | set(re.split(r"[@/%\s]+", password))
+    return sorted((piece for piece in pieces if len(piece) > 2), key=len, reverse=True)
+
+
+def _without_password(url: str, text: str) -> str:
+    for piece in _password_pieces(url):
+        text = text.replace(piece, "***")
+    return text
 
 
 class PostgresStore(SqlStore):
@@ -108,11 +132,16 @@ class PostgresStore(SqlStore):
                 connect_timeout=connect_timeout,
                 application_name="hotplay.stacks",
             )
-        except pg.ProgrammingError as exc:  # a malformed URL
-            raise StoreError(f"store URL {self._shown!r} is not valid: {_first_line(exc)}") from None
+        except pg.ProgrammingError as exc:  # a malformed URL; the driver quotes its parts
+            raise StoreError(
+                f"store URL {self._shown!r} is not valid: {_without_password(self.url, _first_line(exc))}"
+                " (percent-encode special characters in the user and password: % as %25, @ as"
+                " %40, / as %2F, a space as %20)"
+            ) from None
         except pg.Error as exc:
             raise StoreError(
-                f"cannot connect to the store {self._shown}: {_first_line(exc)}"
+                f"cannot connect to the store {self._shown}: "
+                f"{_without_password(self.url, _first_line(exc))}"
             ) from None
 
     def _migrate(self) -> None:
