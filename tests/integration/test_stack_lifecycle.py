@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from conftest import EXAMPLES, store_rows, write_template
@@ -174,3 +175,32 @@ def test_nested_provider_template_and_environment(run_tasks, tmp_path):
     assert nested["outputs"] == {"echoed": "hello"}
     paths = {r["name"]: r.get("parent") for r in nested["resources"]}
     assert paths["first/inner"] == "first" and paths["second/inner"] == "second"
+
+
+def test_a_truncated_or_foreign_store_file_is_refused_not_taken_for_a_new_store(run_tasks, tmp_path,
+                                                                                 store_url):
+    template = write_template(tmp_path, "one.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          thing: {type: OS::Heat::None}
+        """)
+    path = Path(store_url[len("sqlite:///"):])
+    foreign = tmp_path / "other.db"  # some other program's SQLite database
+    first = run_tasks([apply("app", str(template), "created")], name="first")
+    assert first.results["created"]["stack_status"] == "CREATE_COMPLETE"
+    path.write_bytes(b"")  # truncated, as a full disk or a bad copy leaves it
+    with sqlite3.connect(foreign) as other:
+        other.execute("CREATE TABLE notes (text TEXT)")
+    second = run_tasks([
+        apply("app", str(template), "again"),
+        {"hotplay.stacks.stack_info": {"name": "app"}, "register": "info"},
+        {"hotplay.stacks.stack_info": {"name": "app", "store": f"sqlite:///{foreign}"},
+         "register": "foreign"},
+    ], name="second")
+    for name in ("again", "info"):
+        assert second.results[name]["failed"], second.results[name]
+        assert second.results[name]["msg"].startswith(f"the store {path} is an empty file, not a store")
+    assert second.results["foreign"]["failed"]
+    assert f"{foreign} is an SQLite database but not a hotplay.stacks store" in second.results["foreign"]["msg"]
+    assert path.stat().st_size == 0, "something was written to the truncated store"
+    assert "Traceback" not in second.stdout + second.stderr

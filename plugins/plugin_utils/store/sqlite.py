@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -40,15 +41,59 @@ DIALECT = Dialect(
 )
 
 
-def _create_private(path: str) -> None:
-    """Create the store file private to the user before SQLite opens it.  Only a
-    file that does not exist yet is opened here: closing a descriptor of a
-    database this process already has open would drop SQLite's POSIX locks on it
-    (the classic way to corrupt an SQLite file)."""
+def _create_store(path: str) -> None:
+    """Create a new store at ``path`` whole, or not at all: built under another
+    name, private to the user, then linked into place (which fails when another
+    process made one first; theirs is used).  So a file at a store's path is a
+    complete store, and an empty or foreign file there is refused, not taken for a
+    new store.  Only a file that does not exist yet is opened here: closing a
+    descriptor of a database this process already has open would drop SQLite's
+    POSIX locks on it (the classic way to corrupt an SQLite file)."""
+    building = f"{path}.new-{os.getpid()}-{secrets.token_hex(4)}"
+    os.close(os.open(building, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
     try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
-    except FileExistsError:
-        pass
+        db = sqlite3.connect(building, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            _migrate(db)
+        finally:
+            db.close()
+        try:
+            os.link(building, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(building)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    for _version, statements in DIALECT.schema():
+        db.executescript(statements)
+    # The tables above are created when missing, so an older file is at the
+    # newest version now (2: the stack_keys table of secrets).
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
+        " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
+        (str(SCHEMA_VERSION), SCHEMA_VERSION),
+    )
+
+
+def _refuse_unless_store(db: sqlite3.Connection, path: str) -> None:
+    """A store carries its schema marker; anything else at the path is refused."""
+    if os.path.getsize(path) == 0:
+        raise StoreError(
+            f"the store {path} is an empty file, not a store (was it truncated?): restore it "
+            "from a backup, or remove it to start a new, empty store")
+    try:
+        rows = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    except sqlite3.OperationalError:
+        rows = []
+    if not rows:
+        raise StoreError(f"{path} is an SQLite database but not a hotplay.stacks store "
+                         "(it has no schema marker); give the path of a store, or a new file")
+    if int(rows[0][0]) > SCHEMA_VERSION:
+        raise StoreError(f"the store {path} has schema version {rows[0][0]}, newer than this "
+                         f"hotplay.stacks knows ({SCHEMA_VERSION}): upgrade the collection")
 
 
 def default_path() -> str:
@@ -98,22 +143,20 @@ class SqliteStore(SqlStore):
         directory = os.path.dirname(self.path)
         try:
             os.makedirs(directory, mode=0o700, exist_ok=True)
-            _create_private(self.path)
+            if not os.path.exists(self.path):
+                _create_store(self.path)
             db = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30
             )
+            try:
+                _refuse_unless_store(db, self.path)
+            except (StoreError, sqlite3.Error):
+                db.close()
+                raise
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
-            for _version, statements in DIALECT.schema():
-                db.executescript(statements)
-            # The tables above are created when missing, so an older file is at
-            # the newest version now (2: the stack_keys table of secrets).
-            db.execute(
-                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
-                " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
-                (str(SCHEMA_VERSION), SCHEMA_VERSION),
-            )
+            _migrate(db)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
         return db
