@@ -6,6 +6,7 @@ from another ansible-playbook process."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import os
 import subprocess
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from conftest import BIN, INSTALLED, store_rows, write_template
+from processes import kill_tree
 
 CHAIN = """\
     heat_template_version: 2018-08-31
@@ -185,3 +187,62 @@ def test_wait_for_hooks_cleared_by_another_ansible_playbook(run_tasks, tmp_path,
     assert clearing.results["cleared"]["hooks"] == [{"resource": "b", "hook": "pre-create"}]
     waited = json.loads(dump.read_text())
     assert waited["stack_status"] == "CREATE_COMPLETE" and waited["hooks_pending"] == []
+
+
+def test_an_approval_given_after_the_waiting_run_was_killed_is_kept(run_tasks, tmp_path, store_url):
+    """A job killed while it waits at a breakpoint: the hook cleared afterwards (the
+    approval) holds for the rerun of the same task, which goes on in the killed
+    job's revision; a revision no run will finish is recorded FAILED, not left
+    IN_PROGRESS for ever."""
+    template = str(write_template(tmp_path, "chain.yaml", CHAIN))
+    breakpoints = [{"resource": "b", "hook": ["pre-create"]}]
+    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"hotplay.stacks.stack": {"name": "hooked", "template": template, "store": store_url,
+                                  "breakpoints": breakpoints, "wait_for_hooks": 300}},
+    ]}]
+    playbook = tmp_path / "waiting.yml"
+    playbook.write_text(yaml.safe_dump(play))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")}
+    env.pop("PYTHONPATH", None)
+    waiting = subprocess.Popen([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                                str(playbook)], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        db = Path(store_url[len("sqlite:///"):])
+        while not (db.exists() and store_rows(
+                store_url, "SELECT count(*) FROM hooks WHERE status = 'PENDING'")[0][0]):
+            assert time.monotonic() < deadline, "the run never reached its breakpoint"
+            time.sleep(0.2)
+    finally:
+        kill_tree(waiting.pid)
+        waiting.wait(timeout=30)
+    approved = run_tasks([hook("cleared", action="clear")], name="approval")
+    assert approved.results["cleared"]["hooks"] == [{"resource": "b", "hook": "pre-create"}]
+    rerun = run_tasks([stack("again", template, breakpoints=breakpoints),
+                       {"hotplay.stacks.stack_info": {"name": "hooked"}, "register": "info"}],
+                      name="rerun")
+    again = rerun.results["again"]
+    assert again["stack_status"] == "CREATE_COMPLETE" and again["hooks_pending"] == [], again
+    assert again["revision"] == 1
+    revisions = rerun.results["info"]["stack"]["revisions"]
+    assert [(r["revision"], r["status"]) for r in revisions] == [(1, "COMPLETE")]
+
+
+def test_a_killed_runs_revision_is_recorded_failed_when_another_definition_follows(
+        run_tasks, tmp_path, store_url):
+    template = str(write_template(tmp_path, "chain.yaml", CHAIN))
+    first = run_tasks([stack("paused", template, breakpoints=[{"resource": "b", "hook": ["pre-create"]}])],
+                      name="first")
+    assert first.results["paused"]["hooks_pending"]
+    # What a kill -9 between two writes leaves: the revision still IN_PROGRESS.
+    with sqlite3.connect(store_url[len("sqlite:///"):]) as db:
+        db.execute("UPDATE revisions SET status = 'IN_PROGRESS'")
+    second = run_tasks([stack("other", template, parameters={"value": "v2"}, rollback_on_failure=False),
+                        {"hotplay.stacks.stack_info": {"name": "hooked"}, "register": "info"}],
+                       name="second")
+    revisions = second.results["info"]["stack"]["revisions"]
+    assert revisions[0]["revision"] == 1 and revisions[0]["status"] == "FAILED"
+    assert "stopped before it finished" in revisions[0]["status_reason"]
+    assert all(r["status"] != "IN_PROGRESS" for r in revisions)

@@ -49,7 +49,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
-from .rollback import load_target, rollback_summary, run_rollback
+from .rollback import close_interrupted_revision, load_target, rollback_summary, run_rollback
 from ..adapters.views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
 RESTRICTED_MODES = ("fail", "skip")
 
@@ -253,9 +253,13 @@ def _run_locked(
 
 def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
                      prepared: _Prepared) -> tuple[str, int]:
-    """A paused stack goes on in its revision; otherwise a new revision."""
+    """A paused stack goes on in its revision, and so does one whose run was killed
+    (hooks cleared meanwhile count); otherwise a new revision."""
     if prepared.paused and prepared.last is not None:
         return stack.action, prepared.last.revision
+    interrupted = close_interrupted_revision(store, stack, keep_digest=prepared.digest)
+    if interrupted is not None:
+        return interrupted.action, interrupted.revision
     action = "CREATE" if stack.action == "INIT" else "UPDATE"
     recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
     return action, store.add_revision(stack.id, action, recorded, prepared.digest)

@@ -162,6 +162,7 @@ def run_rollback(
     """Converge to the target as a new ROLLBACK revision (the caller holds the lock)."""
     recorded = {**target.revision.definition, "rolled_back_to": target.revision.revision,
                 "accepted_as_is": sorted(options.skip)}
+    close_interrupted_revision(store, stack)
     revision = store.add_revision(stack.id, "ROLLBACK", recorded, target.digest)
     options = replace(options, revision=revision, restore=True)
     run = StackRun(store, store.get_stack(stack.id), sink, options=options)
@@ -170,6 +171,25 @@ def run_rollback(
     store.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
                           final.status_reason, outcome_of(store, stack.id))
     return ok, options
+
+
+INTERRUPTED = "the run recording this revision stopped before it finished (killed or lost)"
+
+
+def close_interrupted_revision(store: Store, stack: StackRecord,
+                               keep_digest: str = "") -> RevisionRecord | None:
+    """A revision left IN_PROGRESS by a run that died (the caller holds the stack's
+    lock, so its run is gone): returned to go on in when it records ``keep_digest``,
+    the definition about to be applied again; otherwise recorded FAILED, so history
+    says what happened to it."""
+    revisions = store.revisions(stack.id)
+    last = revisions[-1] if revisions else None
+    if last is None or last.status != "IN_PROGRESS":
+        return None
+    if keep_digest and last.digest == keep_digest and last.action != "ROLLBACK":
+        return last
+    store.finish_revision(stack.id, last.revision, "FAILED", INTERRUPTED, outcome_of(store, stack.id))
+    return None
 
 
 def rollback_summary(target: int, options: RunOptions, ok: bool, stack: StackRecord) -> dict[str, Any]:
@@ -191,7 +211,10 @@ def rollback_summary(target: int, options: RunOptions, ok: bool, stack: StackRec
 def choose_target(revisions: list[RevisionRecord], stack: StackRecord,
                   request: RollbackRequest) -> RevisionRecord:
     """The revision to go back to, with the refusals people need to read."""
-    good = [r for r in revisions if r.status == "COMPLETE" and r.revision < stack.revision]
+    # A failed or killed delete leaves the current revision the last good one: going
+    # back restores it (a failed update or create goes to the revision before it).
+    newest = stack.revision if stack.action == "DELETE" else stack.revision - 1
+    good = [r for r in revisions if r.status == "COMPLETE" and r.revision <= newest]
     unfinished = _unfinished_rollback(revisions)
     if request.revision is not None:
         chosen = _numbered(revisions, stack, request.revision)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +287,19 @@ def test_revisions_that_kept_digests_still_need_the_hidden_values(store, tmp_pat
     rolled = rollback_stack(keyed, RollbackRequest(name="h", parameters={"password": "older-secret"}), "t")
     assert rolled.stack.stack_status == "ROLLBACK_COMPLETE"
     assert not any(b"older-secret" in f.read_bytes() for f in tmp_path.glob("store.db*"))
+
+
+def test_rolling_back_a_killed_delete_restores_the_last_good_update(stack, store):
+    stack.apply()
+    stack.apply(content="v2")
+    stack_id = store.find_stack("s").id
+    # What a delete killed midway leaves: the stack DELETE_IN_PROGRESS, the file
+    # deleted and its resource recorded so, the run gone before recording more.
+    store.set_stack_status(stack_id, "DELETE", "IN_PROGRESS", "Stack DELETE started")
+    config = next(r for r in store.resources(stack_id) if r.state.name == "config")
+    store.save_resource(stack_id, replace(config.state, action="DELETE", status="IN_PROGRESS"))
+    (stack.files / "first.conf").unlink()
+    rolled = stack.rollback()
+    assert rolled["rollback"]["target_revision"] == 2, rolled
+    assert rolled["stack_status"] == "ROLLBACK_COMPLETE"
+    assert stack.on_disk() == {"first.conf": "v2"}
