@@ -22,6 +22,13 @@ description:
     C(hotplay_stack) with the stack's name.
   - Stacks whose status is not C(*_COMPLETE) are skipped with a warning, so a
     failed infrastructure run never half-populates the inventory.
+notes:
+  - ansible-core reports a failed inventory source (a wrong O(store_key), a store it
+    cannot open) only as a warning and then runs the play on the hosts the other
+    sources gave, possibly none, with return code 0. Set
+    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed))
+    to make it fail the run, as AWX inventory updates do. The shipped
+    C(hotplay.stacks.deploy) playbook refuses to roll software stacks onto no host.
 options:
   plugin:
     description: The name of this plugin; it makes the file an inventory source of it.

@@ -46,6 +46,39 @@ def test_deploy_playbook_rolls_the_software_plays(tmp_path, store_url):
     assert all((tmp_path / f"app{i}" / "app" / "installed").read_text().strip() == "1.0" for i in (1, 2, 3))
 
 
+def test_a_wrong_store_key_stops_the_deploy_instead_of_rolling_onto_no_host(tmp_path, store_url):
+    """ansible-core only warns when the stacks inventory fails (here: a wrong store
+    key) and runs on no hosts; the deploy playbook refuses that, saying why."""
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(yaml.safe_dump({
+        "heat_template_version": "2018-08-31",
+        "parameters": {"token": {"type": "string", "hidden": True}},
+        "resources": {"app": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "token"}}}},
+        "outputs": {"hosts": {"value": [{"name": "app1", "groups": ["hotplay_software"],
+                                          "vars": {"ansible_connection": "local"}}]}},
+    }))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
+           "HOTPLAY_STORE_KEY": "the right key", "ANSIBLE_INVENTORY_ENABLED": "hotplay.stacks.stacks,host_list"}
+    env.pop("PYTHONPATH", None)
+    created = subprocess.run([str(BIN / "ansible"), "localhost", "-i", "localhost,", "-c", "local",
+                              "-m", "hotplay.stacks.stack", "-a", json.dumps({
+                                  "name": "infra", "template": str(infra), "store": store_url,
+                                  "parameters": {"token": "s3cret"}})],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert created.returncode == 0, created.stdout + created.stderr
+    source = tmp_path / "inventory.stacks.yml"
+    source.write_text(f"plugin: hotplay.stacks.stacks\nstore: {store_url}\nstacks: [infra]\n")
+    variables = {"software_template": SOFTWARE, "hotplay_store": store_url}
+    done = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(source), "hotplay.stacks.deploy",
+                           "-e", json.dumps(variables)], cwd=tmp_path,
+                          env={**env, "HOTPLAY_STORE_KEY": "a wrong key"}, capture_output=True,
+                          text=True, timeout=600, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "does not open stack infra's secrets" in output  # the inventory's own warning
+    assert "No host is in group hotplay_software" in output
+
+
 @pytest.mark.parametrize("scenario", sorted(p.name for p in (REPO / "extensions" / "molecule").iterdir()
                                             if (p / "molecule.yml").exists()))
 def test_molecule_scenario(scenario, tmp_path):
