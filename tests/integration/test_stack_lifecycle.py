@@ -204,3 +204,29 @@ def test_a_truncated_or_foreign_store_file_is_refused_not_taken_for_a_new_store(
     assert f"{foreign} is an SQLite database but not a hotplay.stacks store" in second.results["foreign"]["msg"]
     assert path.stat().st_size == 0, "something was written to the truncated store"
     assert "Traceback" not in second.stdout + second.stderr
+
+
+def test_a_damaged_store_fails_naming_the_store(run_tasks, tmp_path, store_url):
+    template = write_template(tmp_path, "one.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          thing: {type: OS::Heat::None}
+        """)
+    first = run_tasks([apply("app", str(template), "created")], name="first")
+    assert first.results["created"]["stack_status"] == "CREATE_COMPLETE"
+    path = Path(store_url[len("sqlite:///"):])
+    with sqlite3.connect(path) as db:  # every change in the main file, no WAL beside it
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'resources'").fetchone()[0]
+    damaged = bytearray(path.read_bytes())
+    start = (root - 1) * page  # the resources table's page: the store opens, reading it fails
+    damaged[start:start + page] = b"\xff" * page
+    path.write_bytes(bytes(damaged))
+    second = run_tasks([{"hotplay.stacks.stack_info": {"name": "app"}, "register": "info"},
+                        apply("app", str(template), "again")], name="second")
+    for name in ("info", "again"):
+        result = second.results[name]
+        assert result["failed"], result
+        assert str(path) in result["msg"] and "malformed" in result["msg"], result["msg"]
+    assert "Traceback" not in second.stdout + second.stderr

@@ -171,27 +171,41 @@ class SqliteStore(SqlStore):
             if self._in_transaction:
                 yield
                 return
-            self._db.execute("BEGIN IMMEDIATE")
+            self._execute("BEGIN IMMEDIATE")
             self._in_transaction = True
             try:
                 yield
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._execute("ROLLBACK")
                 raise
             else:
-                self._db.execute("COMMIT")
+                self._execute("COMMIT")
             finally:
                 self._in_transaction = False
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self._lock:
-            return self._db.execute(sql, args)
+            return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            cursor = self._db.execute(sql, args)
+            cursor = self._execute(sql, args)
             cursor.row_factory = sqlite3.Row
-            return cursor.fetchall()
+            try:
+                return cursor.fetchall()
+            except sqlite3.Error as error:
+                raise self._failed(error) from error
+
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, args)
+        except sqlite3.Error as error:
+            raise self._failed(error) from error
+
+    def _failed(self, error: sqlite3.Error) -> StoreError:
+        """SQLite's own words (``database or disk is full``, ``database disk image is
+        malformed``) say nothing of which file: the store's error names it."""
+        return StoreError(f"the store {self.path} failed: {error}")
 
     # -- locks ----------------------------------------------------------------------
     def acquire_lock(self, stack_name: str, holder: str) -> None:
