@@ -268,6 +268,9 @@ class SecretValues:
         self._forms: tuple[tuple[str, str], ...] = ()  # (form to look for, atom), longest first
         self._lock = threading.Lock()
         self.listener: Callable[[frozenset[str]], None] | None = None
+        # Values masked in what is shown, but not secrets to keep: a hidden
+        # parameter's template default (the stored template holds it in plain text).
+        self.shown_only: SecretValues | None = None
 
     def __bool__(self) -> bool:
         return bool(self._atoms)
@@ -323,20 +326,29 @@ class SecretValues:
     # -- masking ------------------------------------------------------------------------
     def mask(self, value: Any) -> Any:
         """``value`` with every secret replaced by ``******`` (what Ansible does with
-        no_log values), in strings, numbers and mapping keys at any depth."""
+        no_log values), in strings, numbers and mapping keys at any depth; the
+        ``shown_only`` values too."""
+        masked = self._mask_own(value)
+        return self.shown_only.mask(masked) if self.shown_only is not None else masked
+
+    def _mask_own(self, value: Any) -> Any:
         if not self._atoms:
             return value
         if isinstance(value, Mapping):
-            return {self.mask(k): self.mask(v) for k, v in value.items()}
+            return {self._mask_own(k): self._mask_own(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self.mask(item) for item in value]
+            return [self._mask_own(item) for item in value]
         if isinstance(value, str):
-            return self.mask_text(value)
+            return self._mask_own_text(value)
         if self.is_secret_scalar(value):
             return MASK
         return value
 
     def mask_text(self, text: str) -> str:
+        masked = self._mask_own_text(text)
+        return self.shown_only.mask_text(masked) if self.shown_only is not None else masked
+
+    def _mask_own_text(self, text: str) -> str:
         for form, _atom in self._forms:
             if form in text:
                 text = text.replace(form, MASK)

@@ -177,8 +177,9 @@ def pg_dump(url: str) -> str:
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_without_a_key_a_hidden_default_still_works(run_tasks, store_url, tmp_path):
-    """A hidden parameter left at its template default is no secret (the stored
-    template holds it): such stacks need no key, as before."""
+    """A hidden parameter left at its template default is no secret to keep (the
+    stored template holds it): such stacks need no key, as before.  But it is never
+    shown: not in outputs that read it, nor in events or progress lines."""
     template = write_template(tmp_path, "t.yaml", """\
         heat_template_version: 2021-04-16
         parameters:
@@ -187,10 +188,15 @@ def test_without_a_key_a_hidden_default_still_works(run_tasks, store_url, tmp_pa
           r:
             type: OS::Heat::TestResource
             properties: {value: {get_param: token}}
+        outputs:
+          read_back: {value: {get_attr: [r, output]}}
         """)
-    run = run_tasks([stack("plain", str(template))], env={"HOTPLAY_STORE_KEY": ""})
+    run = run_tasks([stack("plain", str(template), nested_depth=1)],
+                    env={"HOTPLAY_STORE_KEY": "", "ANSIBLE_VERBOSITY": "3"})
     assert run.results["plain"]["stack_status"] == "CREATE_COMPLETE", run.results["plain"]
     assert run.results["plain"]["parameters"] == {"token": "******"}
+    assert run.results["plain"]["outputs"]["read_back"] == "******"
+    assert "shown-in-the-template" not in run.stdout + run.stderr
 
 
 # Secrets with characters that each encoding writes differently: quotes of both kinds

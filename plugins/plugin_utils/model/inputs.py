@@ -188,6 +188,8 @@ def keep_hidden_secrets(store: Any, parameters: Any, stack_name: str) -> None:
     secret = parameters.secret_values()
     for value in secret.values():
         store.secrets.add(value)
+    for value in parameters.hidden_defaults().values():
+        store.shown_only.add(value)
     if secret:
         store.require_key(f"stack {stack_name} has hidden parameters ({', '.join(secret)}) "
                           "whose values the store must keep")

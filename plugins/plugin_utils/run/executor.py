@@ -372,6 +372,8 @@ class StackRun:
         stack's too): without a key, a run stops here, before it records them."""
         for value in definition.parameters.secret_values().values():
             self.runtime.secrets.add(value)
+        for value in definition.parameters.hidden_defaults().values():
+            self.store.shown_only.add(value)
 
     def preview_child(self, stack: StackRecord, resource_name: str,
                       definition: StackDefinition) -> "StackRun":

@@ -62,6 +62,9 @@ class SealedStore(Store):
         self.url = inner.url
         self.key = key
         self._values = SecretValues()
+        # Masked in what tasks show, kept as they are (SecretValues.shown_only).
+        self.shown_only = SecretValues()
+        self._values.shown_only = self.shown_only
         self._lock = threading.RLock()
         # The top-level stack being worked on: its id (None until its row exists),
         # its name, and its keyring once it has one.

@@ -702,6 +702,13 @@ class Parameters:
             found[name] = value
         return found
 
+    def hidden_defaults(self) -> dict[str, Any]:
+        """Values of hidden parameters left at their template's default: no secrets
+        to keep (the stored template holds them), but never shown either."""
+        secret = self.secret_values()
+        return {name: self.values.get(name) for name in sorted(self.hidden_names())
+                if name not in secret and self.values.get(name) is not None}
+
 
 def _default_value(schema: ParameterSchema) -> Any:
     """The template's default converted as a given value would be (None: invalid)."""
