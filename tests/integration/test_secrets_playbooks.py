@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -246,3 +247,44 @@ def test_a_malformed_postgresql_url_never_shows_its_password(run_tasks, store_ur
         for where, text in {"stdout": run.stdout, "stderr": run.stderr,
                             "result": json.dumps(run.results)}.items():
             assert piece not in text, f"{piece!r} of the password is in {where}"
+
+
+MODULE_NO_LOG = """\
+    heat_template_version: 2021-04-16
+    parameters:
+      token: {type: string}
+      dir: {type: string}
+    resources:
+      fetched:
+        type: Hotplay::Ansible::Module
+        properties:
+          # get_url's argument spec (urls.url_argument_spec) marks url_password
+          # no_log; the template does not list it in no_log.
+          module: ansible.builtin.get_url
+          args:
+            url: {list_join: ["", ["file://", {get_param: dir}, "/page.txt"]]}
+            dest: {list_join: ["/", [{get_param: dir}, "fetched.txt"]]}
+            url_username: reader
+            url_password: {get_param: token}
+            mode: "0600"
+    outputs:
+      dest: {value: {get_attr: [fetched, dest]}}
+    """
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("key", [KEY, ""], ids=["with a store key", "without"])
+def test_arguments_a_module_marks_no_log_are_secrets(run_tasks, store_url, tmp_path, key):
+    """A credential argument a module's own spec marks no_log is sealed in the store
+    when it has a key (and needs none), and masked in everything the task shows."""
+    token = "tok-Qz81-not-for-logs"
+    (tmp_path / "page.txt").write_text("hello")
+    template = write_template(tmp_path, "fetched.yaml", MODULE_NO_LOG)
+    run = run_tasks([stack("fetched", str(template), parameters={"token": token, "dir": str(tmp_path)},
+                           nested_depth=1)],
+                    env={"HOTPLAY_STORE_KEY": key, "ANSIBLE_VERBOSITY": "3"})
+    assert run.results["fetched"]["stack_status"] == "CREATE_COMPLETE", run.results["fetched"]
+    assert (tmp_path / "fetched.txt").read_text() == "hello"
+    assert token not in run.stdout + run.stderr + json.dumps(run.results)
+    stored = Path(store_url[len("sqlite:///"):]).read_bytes()
+    assert (token.encode() in stored) is (not key), "sealed with a key, as given without one"

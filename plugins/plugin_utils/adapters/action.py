@@ -24,6 +24,7 @@ from ansible.utils.plugin_docs import get_plugin_docs
 
 from .play_hosts import PlayHost
 from ..errors import HotplayError
+from .no_log_options import no_log_options
 from ..model.plan import Plan
 from ..secrets import SecretValues, StoreKey
 from ..run.executor import Cancel, Event
@@ -37,6 +38,7 @@ _display = Display()
 _docs_lock = threading.Lock()
 _module_options: dict[str, Mapping[str, Any] | None] = {}
 _module_found: dict[str, bool] = {}
+_module_no_log: dict[str, frozenset[str]] = {}
 
 
 class AnsibleHost(PlayHost):
@@ -48,6 +50,13 @@ class AnsibleHost(PlayHost):
 
     def module_exists(self, module: str) -> bool:
         return module_exists(module)
+
+    def module_no_log(self, module: str) -> frozenset[str]:
+        """The options ``module``'s argument spec marks no_log (read once per run)."""
+        with _docs_lock:
+            if module not in _module_no_log:
+                _module_no_log[module] = no_log_options(module)
+            return _module_no_log[module]
 
 
 def module_exists(module: str) -> bool:

@@ -282,12 +282,28 @@ class AnsibleModule(Resource):
                 paths += [(section, str(name)) for name in names if name in values]
         return paths
 
+    def module_secret_values(self, properties: Mapping[str, Any]) -> list[str]:
+        """Values of arguments the module's own argument spec marks ``no_log``
+        (``get_url``'s ``url_password``), listed in ``no_log`` or not."""
+        lookup = getattr(getattr(self.runtime, "host", None), "module_no_log", None)
+        if lookup is None:
+            return []
+        values = []
+        for section, module in (("args", properties.get("module")),
+                                ("delete_args", properties.get("delete_module") or properties.get("module"))):
+            arguments = properties.get(section)
+            if not isinstance(arguments, Mapping) or not isinstance(module, str) or not module:
+                continue
+            values += [str(arguments[name]) for name in sorted(lookup(module) & set(arguments))
+                       if arguments[name] is not None and str(arguments[name])]
+        return values
+
     # -- running ----------------------------------------------------------------------------
     def _run(self, host: ModuleHost, call: ModuleCall, properties: Mapping[str, Any],
              check: bool = False) -> dict[str, Any]:
         """One module call, its result as plain data with the secrets masked; a
         failed call (outside check mode) fails the resource with the module's msg."""
-        secrets = self.secret_values(properties)
+        secrets = list(self.secret_values(properties)) + self.module_secret_values(properties)
         raw = host.run_module(call.module, call.arguments, check_mode=check, diff=check,
                               no_log=bool(secrets))
         result = _masked(_plain(raw), secrets)

@@ -388,6 +388,14 @@ class StackRun:
         """What the resource type says is secret among its resolved properties."""
         for value in handler.secret_values(properties):
             self.runtime.secrets.add(value)
+        # Arguments a module's own spec marks no_log: sealed when the store has a
+        # key, else stored as given (a key is not demanded for every copy content),
+        # and masked in everything shown either way.
+        declared_by_module = getattr(handler, "module_secret_values", None)
+        if declared_by_module is not None:
+            keeping = self.runtime.secrets if self.store.key is not None else self.store.shown_only
+            for value in declared_by_module(properties):
+                keeping.add(value)
 
     def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
         """Resources a failure kept from starting are listed as Heat lists them:
