@@ -410,3 +410,29 @@ def test_a_module_that_raises_fails_the_resource_saying_what_it_raised(run_tasks
     assert applied["stack_status"] == "CREATE_FAILED"
     assert "ansible.legacy.cloud_probe on localhost: the probe could not reach its cloud" \
         in applied["stack_status_reason"], applied["stack_status_reason"]
+
+
+def test_a_time_out_stops_the_running_module_and_fails_the_stack(run_tasks, tmp_path):
+    """Heat's timeout fails the stack; the module running then is stopped, not
+    waited for (it would otherwise finish, and write ``finished``, 20 s later)."""
+    template = write_template(tmp_path, "slow.yaml", f"""\
+        heat_template_version: 2021-04-16
+        resources:
+          slow:
+            type: Hotplay::Ansible::Module
+            properties:
+              module: ansible.builtin.shell
+              args:
+                cmd: echo $$ > {tmp_path}/pid && sleep 20 && touch {tmp_path}/finished
+              physical_id: cmd
+        """)
+    run = run_tasks([{"hotplay.stacks.stack": {"name": "slow", "template": str(template), "timeout": 2},
+                      "register": "slow"}])
+    slow = run.results["slow"]
+    assert slow["failed"] and slow["stack_status"] == "CREATE_FAILED", slow
+    assert slow["msg"].startswith("CREATE_FAILED: Timed out"), slow["msg"]
+    assert (tmp_path / "pid").exists(), "the module never started"
+    assert not (tmp_path / "finished").exists()
+    shell = Path(f"/proc/{int((tmp_path / 'pid').read_text())}/stat")
+    state = shell.read_text().rsplit(")", 1)[1].split()[0] if shell.exists() else "gone"
+    assert state in ("gone", "Z"), f"the module's process outlived the task ({state})"

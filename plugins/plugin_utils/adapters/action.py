@@ -24,6 +24,7 @@ from ansible.utils.plugin_docs import get_plugin_docs
 
 from .play_hosts import PlayHost
 from ..errors import HotplayError
+from .child_processes import stop_child_processes
 from .no_log_options import no_log_options
 from ..model.plan import Plan
 from ..secrets import SecretValues, StoreKey
@@ -207,6 +208,7 @@ class StackAction(ActionBase):
             with ExitStack() as scope:
                 if self.INTERRUPTIBLE:
                     scope.enter_context(interruptible(self.cancel))
+                    self.cancel.listeners.append(lambda _reason: stop_child_processes())
                 outcome = self.perform(args)
         except HotplayError as error:
             result.update(engine_failure(error))

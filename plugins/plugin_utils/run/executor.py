@@ -70,11 +70,16 @@ class Cancel:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.reason = ""
+        # Told when the run is cancelled: the task stops the work in flight (the
+        # modules its resources run), which waiting alone would not.
+        self.listeners: list[Callable[[str], None]] = []
 
     def trigger(self, reason: str) -> None:
         if not self.event.is_set():
             self.reason = reason
             self.event.set()
+            for listener in list(self.listeners):
+                listener(reason)
 
     def reset(self) -> None:
         """Ready for the next step (a rollback after a time-out): an interruption
@@ -361,6 +366,9 @@ class StackRun:
             self.paused = True  # the stack stays *_IN_PROGRESS until the hooks are cleared
             return False
         ok = result.ok and self._delete_removed(definition) and self._delete_retired()
+        # Heat: a stack operation timed out (or interrupted) has failed, even when
+        # the resources running then still finished.
+        ok = ok and not self.options.cancel.event.is_set()
         if self.paused:
             return False
         self._finish(definition, action, ok, result.errors)

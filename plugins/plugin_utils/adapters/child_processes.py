@@ -1,0 +1,68 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Stopping the processes a task started: the modules its resources run.
+
+A time-out or an interruption (SIGTERM from AWX's cancel, Ctrl-C) must stop the
+work, not wait for it: a module resource runs its module in a process of its own
+(through the connection plugin: the module itself on localhost, an ssh client for
+a remote host), so those processes, and theirs, are stopped: asked to end
+(SIGTERM), then killed after a grace period.  The task's own process goes on and
+records what happened.  Linux only (it reads /proc); elsewhere nothing is stopped
+and the run waits for its modules, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+GRACE_SECONDS = 5.0
+
+
+def stop_child_processes(grace: float = GRACE_SECONDS) -> None:
+    """SIGTERM every descendant of this process now, SIGKILL those left after
+    ``grace`` seconds (in the background: the caller may be a signal handler)."""
+    children = descendants(os.getpid())
+    _signal_all(children, signal.SIGTERM)
+    if children:
+        killer = threading.Timer(grace, _kill_survivors, args=(children,))
+        killer.daemon = True
+        killer.start()
+
+
+def _kill_survivors(pids: set[int]) -> None:
+    # The first ones' own children (a shell's) were signalled already; what they
+    # started since is found again.
+    _signal_all(pids | {child for pid in pids for child in descendants(pid)}, signal.SIGKILL)
+
+
+def _signal_all(pids: set[int], number: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, number)
+        except (ProcessLookupError, PermissionError):
+            pass  # gone already, or not ours
+
+
+def descendants(root: int) -> set[int]:
+    """Every process below ``root``, from /proc (empty where there is none)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended while listed
+        # The command name may hold spaces and parentheses: fields follow the last ')'.
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    pending = [root]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            if child not in found:
+                found.add(child)
+                pending.append(child)
+    return found
