@@ -57,6 +57,15 @@ options:
     description: Directory on the host that keeps the deployment markers.
     type: path
     default: /var/lib/hotplay/deployments
+  keep_result:
+    description:
+      - Record the deployment's result in its marker, so the same deployment again
+        returns it without running.
+      - M(hotplay.stacks.stack) sets it false when the inputs hold a secret (a hidden
+        parameter's value): the marker then keeps nothing, the stale one is removed,
+        and the same deployment again runs again.
+    type: bool
+    default: true
   forget:
     description: Remove the deployment's marker (after a DELETE) instead of running anything.
     type: bool
@@ -198,6 +207,7 @@ def main():
                                     "error_output": {"type": "bool", "default": False}}},
             "state_dir": {"type": "path", "default": "/var/lib/hotplay/deployments"},
             "forget": {"type": "bool", "default": False},
+            "keep_result": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
@@ -218,8 +228,11 @@ def main():
                          deploy_status_code=0, outputs={})
     result = _run_script(module, params)
     # Recorded only when it succeeded: a failed or interrupted run is run again.
-    if result["deploy_status_code"] == 0:
+    # Outputs of secret inputs are never left on the host in plain text.
+    if result["deploy_status_code"] == 0 and params["keep_result"]:
         _write_marker(marker, {"digest": digest, "deploy_status_code": 0, "result": result})
+    elif os.path.exists(marker):
+        os.unlink(marker)
     module.exit_json(changed=True, ran=True, **result)
 
 

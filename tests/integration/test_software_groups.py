@@ -109,3 +109,51 @@ def test_ansible_structured_and_component_configs(run_tasks, tmp_path):
     assert updated["stack_status"] == "UPDATE_COMPLETE"
     assert (root / "greeting.txt").read_text() == "bonjour"
     assert (root / "component.txt").read_text().strip() == "updated"
+
+
+SECRET_INPUT = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      token: {type: string, hidden: true}
+    resources:
+      server:
+        type: OS::Heat::DeployedServer
+        properties: {name: localhost}
+      config:
+        type: OS::Heat::SoftwareConfig
+        properties:
+          group: script
+          inputs: [{name: token}]
+          outputs: [{name: echoed}]
+          config: |
+            #!/bin/sh
+            printf '%s' "$token" > "$heat_outputs_path.echoed"
+      deployment:
+        type: OS::Heat::SoftwareDeployment
+        properties:
+          config: {get_resource: config}
+          server: {get_resource: server}
+          input_values: {token: {get_param: token}}
+    outputs:
+      echoed: {value: {get_attr: [deployment, echoed]}}
+    """
+
+
+def test_a_hidden_input_leaves_no_plain_text_on_the_host(run_tasks, tmp_path):
+    """The deployment's marker on the host would keep its outputs, made from a hidden
+    parameter: it keeps nothing then (the same deployment again runs again)."""
+    token = "tok-9Fq2-hidden"
+    template = str(write_template(tmp_path, "secret.yaml", SECRET_INPUT))
+    state = tmp_path / "state"
+    run = run_tasks([{"hotplay.stacks.stack": {"name": "secret", "template": template,
+                                               # as from a vault: not in the playbook file
+                                               "parameters": {"token": "{{ lookup('env', 'TOKEN') }}"}},
+                      "register": "secret",
+                      "vars": {"hotplay_state_dir": str(state),
+                               "ansible_python_interpreter": str(BIN / "python")}}],
+                    env={"HOTPLAY_STORE_KEY": "key for the test", "TOKEN": token})
+    result = run.results["secret"]
+    assert result["stack_status"] == "CREATE_COMPLETE", result.get("msg")
+    assert result["outputs"]["echoed"] == "******"
+    left = [path for path in tmp_path.rglob("*") if path.is_file() and token.encode() in path.read_bytes()]
+    assert left == [], f"the secret is in plain text in {left}"

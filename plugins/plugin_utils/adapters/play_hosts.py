@@ -102,8 +102,8 @@ class PlayHost:
                 self._others[hostname] = PlayHost(self._action, self._task_vars, hostname)
             return self._others[hostname]
 
-    def run_deployment(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        result = self.run_module("hotplay.stacks.software_deployment", arguments)
+    def run_deployment(self, arguments: Mapping[str, Any], no_log: bool = False) -> dict[str, Any]:
+        result = self.run_module("hotplay.stacks.software_deployment", arguments, no_log=no_log)
         if result.get("failed"):
             raise HotplayError(f"software_deployment on {self.name}: {result.get('msg')}")
         return result

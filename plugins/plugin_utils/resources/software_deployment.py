@@ -40,7 +40,7 @@ class HostContext(Protocol):
 
     name: str  # the inventory hostname
 
-    def run_deployment(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def run_deployment(self, arguments: Mapping[str, Any], no_log: bool = False) -> dict[str, Any]:
         """Run hotplay.stacks.software_deployment on the host; its result."""
 
     def run_tasks(self, tasks: list[Mapping[str, Any]], variables: Mapping[str, Any]) -> dict[str, Any]:
@@ -224,10 +224,12 @@ class SoftwareDeployment(Resource):
         if group == "ansible":
             result = host.run_tasks(_tasks(config, self.name), inputs)
         elif group in ("script", "Heat::Ungrouped"):
+            secret = self.runtime.secrets.found_in(inputs)
             result = host.run_deployment({
                 "deployment_id": physical_id, "action": action, "config": _text(config),
-                "inputs": inputs, "outputs": outputs, **self._state_dir(host),
-            })
+                "inputs": inputs, "outputs": outputs, "keep_result": not secret,
+                **self._state_dir(host),
+            }, no_log=secret)
         else:
             raise self.fail(f"config group {group} cannot run on hosts here: use one of "
                             f"{', '.join(HOST_GROUPS)}", "NotSupported")

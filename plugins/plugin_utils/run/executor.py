@@ -155,6 +155,10 @@ class RunSecrets:
         """``value`` with every known secret shown as ``******``."""
         return self._store.secrets.mask(value)
 
+    def found_in(self, value: Any) -> bool:
+        """Whether a secret to keep is anywhere in ``value``."""
+        return self._store.secrets.found_in(value)
+
 
 class RunRuntime:
     """``RuntimeContext`` given to handlers of one stack run."""
