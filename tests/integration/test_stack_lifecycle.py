@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
-from conftest import EXAMPLES, store_rows, write_template
+import yaml
+
+from conftest import BIN, EXAMPLES, INSTALLED, store_rows, write_template
 
 APP = str(EXAMPLES / "app_stack.yaml")
 SECRET = "vault-given-Xq81z"
@@ -230,3 +235,47 @@ def test_a_damaged_store_fails_naming_the_store(run_tasks, tmp_path, store_url):
         assert result["failed"], result
         assert str(path) in result["msg"] and "malformed" in result["msg"], result["msg"]
     assert "Traceback" not in second.stdout + second.stderr
+
+
+def test_a_store_on_read_only_media_is_read_and_never_changed(run_tasks, tmp_path):
+    media = tmp_path / "media"
+    media.mkdir()
+    store = f"sqlite:///{media / 'stacks.db'}"
+    template = write_template(tmp_path, "one.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          thing: {type: OS::Heat::None}
+        """)
+    made = run_tasks([apply("app", str(template), "created", store=store)], name="made")
+    assert made.results["created"]["stack_status"] == "CREATE_COMPLETE"
+    before = (media / "stacks.db").read_bytes()
+    two = write_template(tmp_path, "two.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          thing: {type: OS::Heat::None}
+          other: {type: OS::Heat::None}
+        """)
+    dump = tmp_path / "read-only.json"
+    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"hotplay.stacks.stack_info": {"name": "app", "store": store}, "register": "info"},
+        apply("app", str(two), "changed", store=store) | {"ignore_errors": True},
+        {"ansible.builtin.copy": {"dest": str(dump), "mode": "0600",
+                                  "content": "{{ {'info': info, 'changed': changed} | to_json }}"}},
+    ]}]
+    playbook = tmp_path / "read-only.yml"
+    playbook.write_text(yaml.safe_dump(play))
+    # The media mounted read-only in a mount namespace of this run's own.
+    mount = f"mount --bind {media} {media} && mount -o remount,ro,bind {media} && exec \"$@\""
+    unshare = ["unshare", "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([*unshare, "sh", "-c", mount, "sh", str(BIN / "ansible-playbook"),
+                           "-i", "localhost,", "-c", "local", str(playbook)],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(dump.read_text())
+    assert results["info"]["stack"]["status"] == "CREATE_COMPLETE", results["info"]
+    assert results["changed"]["failed"]
+    assert "is read-only (read-only media" in results["changed"]["msg"]
+    assert (media / "stacks.db").read_bytes() == before

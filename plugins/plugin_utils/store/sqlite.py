@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import StackLocked, StoreError
 from .base import utc_now
@@ -86,7 +87,9 @@ def _refuse_unless_store(db: sqlite3.Connection, path: str) -> None:
             "from a backup, or remove it to start a new, empty store")
     try:
         rows = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as error:
+        if "no such table" not in str(error):
+            raise
         rows = []
     if not rows:
         raise StoreError(f"{path} is an SQLite database but not a hotplay.stacks store "
@@ -136,11 +139,15 @@ class SqliteStore(SqlStore):
         self.url = f"sqlite:///{self.path}"
         self._lock = threading.RLock()
         self._in_transaction = False
+        self.read_only = False
         self._db = self._connect()
 
     # -- life cycle -----------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         directory = os.path.dirname(self.path)
+        if os.path.isfile(self.path) and not (os.access(self.path, os.W_OK)
+                                              and os.access(directory, os.W_OK)):
+            return self._connect_read_only()
         try:
             os.makedirs(directory, mode=0o700, exist_ok=True)
             if not os.path.exists(self.path):
@@ -161,6 +168,31 @@ class SqliteStore(SqlStore):
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
         return db
 
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A store on read-only media, or one this user may not change: opened to be
+        read (stack_info, the inventory), refusing every change with one message."""
+        self.read_only = True
+        try:
+            # On read-only media SQLite cannot make the shared-memory file a WAL
+            # store is read through: the file is read as immutable (nobody can be
+            # changing it there).
+            mode = "mode=ro" if os.access(os.path.dirname(self.path), os.W_OK) else "immutable=1"
+            db = sqlite3.connect(f"file:{quote(self.path)}?{mode}", uri=True,
+                                 check_same_thread=False, isolation_level=None, timeout=30)
+            try:
+                _refuse_unless_store(db, self.path)
+            except (StoreError, sqlite3.Error):
+                db.close()
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store {self.path} (read-only): {exc}") from exc
+        return db
+
+    def _refuse_change(self) -> None:
+        if self.read_only:
+            raise StoreError(f"the store {self.path} is read-only (read-only media, or no write "
+                             "permission for this user): it can be read, not changed")
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -171,6 +203,7 @@ class SqliteStore(SqlStore):
             if self._in_transaction:
                 yield
                 return
+            self._refuse_change()
             self._execute("BEGIN IMMEDIATE")
             self._in_transaction = True
             try:
@@ -185,6 +218,7 @@ class SqliteStore(SqlStore):
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self._lock:
+            self._refuse_change()
             return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
