@@ -250,5 +250,5 @@ def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
     assert resource["name"] == "work" and resource["status"].endswith("_COMPLETE")
     assert _rows(pg_url, "SELECT r.revision, r.status FROM revisions r JOIN stacks s ON s.id = r.stack_id"
                          " WHERE s.name = 'victim' ORDER BY r.revision") == [
-        (1, "IN_PROGRESS"), (2, "COMPLETE")]
+        (1, "FAILED"), (2, "COMPLETE")]  # the dead job's revision, closed by the next one
     assert _rows(pg_url, "SELECT count(*) FROM locks") == [(0,)]

@@ -23,7 +23,7 @@ from ..errors import HotplayError
 from ..run.walk import DEFAULT_WORKERS
 from ..model.update_rules import is_unhealthy
 from ..store.locking import stack_lock
-from ..run.hooks import pending_hooks, settle_hooks, stepping
+from ..run.hooks import carry_cleared_hooks, pending_hooks, settle_hooks, stepping
 from ..run.guards import (
     Refused,
     check_immutable,
@@ -253,16 +253,19 @@ def _run_locked(
 
 def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
                      prepared: _Prepared) -> tuple[str, int]:
-    """A paused stack goes on in its revision, and so does one whose run was killed
-    (hooks cleared meanwhile count); otherwise a new revision."""
+    """A paused stack goes on in its revision; otherwise a new revision.  A revision
+    whose run was killed is closed FAILED first; when it applied the same
+    definition, the hooks cleared for it (approvals given while or after it was
+    killed) hold for the new one."""
     if prepared.paused and prepared.last is not None:
         return stack.action, prepared.last.revision
-    interrupted = close_interrupted_revision(store, stack, keep_digest=prepared.digest)
-    if interrupted is not None:
-        return interrupted.action, interrupted.revision
+    interrupted = close_interrupted_revision(store, stack)
     action = "CREATE" if stack.action == "INIT" else "UPDATE"
     recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
-    return action, store.add_revision(stack.id, action, recorded, prepared.digest)
+    revision = store.add_revision(stack.id, action, recorded, prepared.digest)
+    if interrupted is not None and interrupted.digest == prepared.digest:
+        carry_cleared_hooks(store, stack, interrupted.revision, revision)
+    return action, revision
 
 
 def _run_until_settled(store: Store, stack: StackRecord, action: str, prepared: _Prepared,

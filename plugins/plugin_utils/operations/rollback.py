@@ -176,20 +176,16 @@ def run_rollback(
 INTERRUPTED = "the run recording this revision stopped before it finished (killed or lost)"
 
 
-def close_interrupted_revision(store: Store, stack: StackRecord,
-                               keep_digest: str = "") -> RevisionRecord | None:
+def close_interrupted_revision(store: Store, stack: StackRecord) -> RevisionRecord | None:
     """A revision left IN_PROGRESS by a run that died (the caller holds the stack's
-    lock, so its run is gone): returned to go on in when it records ``keep_digest``,
-    the definition about to be applied again; otherwise recorded FAILED, so history
-    says what happened to it."""
+    lock, so its run is gone) is recorded FAILED, so history says what happened to
+    it; that revision, or None."""
     revisions = store.revisions(stack.id)
     last = revisions[-1] if revisions else None
     if last is None or last.status != "IN_PROGRESS":
         return None
-    if keep_digest and last.digest == keep_digest and last.action != "ROLLBACK":
-        return last
     store.finish_revision(stack.id, last.revision, "FAILED", INTERRUPTED, outcome_of(store, stack.id))
-    return None
+    return last
 
 
 def rollback_summary(target: int, options: RunOptions, ok: bool, stack: StackRecord) -> dict[str, Any]:

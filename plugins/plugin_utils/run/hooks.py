@@ -48,6 +48,21 @@ def _pending(store: Store, stack_id: str, prefix: str, revision: int):
         yield from _pending(store, child.id, f"{prefix}{child.parent_resource}/", revision)
 
 
+def carry_cleared_hooks(store: Store, stack: StackRecord, old: int, new: int) -> None:
+    """Hooks cleared in revision ``old`` are cleared in revision ``new`` too (every
+    nested stack's): the approvals of a killed run's definition, applied again."""
+    with store.transaction():
+        _carry_cleared(store, stack.id, old, new)
+
+
+def _carry_cleared(store: Store, stack_id: str, old: int, new: int) -> None:
+    for record in store.hooks(stack_id, status="CLEARED"):
+        if record.revision == old:
+            store.set_hook(stack_id, record.resource_name, record.hook, new, "CLEARED")
+    for child in store.child_stacks(stack_id):
+        _carry_cleared(store, child.id, old, new)
+
+
 def settle_hooks(store: Store, stack: StackRecord) -> None:
     """After a run that went to the end: hooks it no longer stopped at (their
     breakpoint was taken away) are over, and so is stepping."""
