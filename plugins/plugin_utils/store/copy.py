@@ -16,14 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HotplayError, StoreError
 from .locking import stack_lock
-from .base import Store
+from .sql import SqlStore
 from .postgres import redact_url
 
 # The tables copied, parents first, with the columns that order their rows and the
@@ -89,7 +89,7 @@ class CopyResult:
         return {"changed": self.changed, "stacks": self.stacks, "tables": self.tables}
 
 
-def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holder: str) -> CopyResult:
+def copy_stacks(source: SqlStore, target: SqlStore | None, request: CopyRequest, holder: str) -> CopyResult:
     """Copy the stacks of ``source`` into ``target`` (None: a target that does not
     exist yet, only in check mode)."""
     rows = _source_rows(source, request.stacks)
@@ -118,7 +118,7 @@ def copy_stacks(source: Store, target: Store | None, request: CopyRequest, holde
 # -- reading --------------------------------------------------------------------------
 
 
-def _source_rows(source: Store, names: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+def _source_rows(source: SqlStore, names: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     """Every row to copy, per table (the stacks' trees of the chosen names)."""
     all_stacks = source.stored_rows("stacks")
     chosen = _chosen_ids(all_stacks, names)
@@ -144,7 +144,7 @@ def _chosen_ids(stacks: list[dict[str, Any]], names: Sequence[str]) -> set[str]:
     return chosen
 
 
-def _depth_key(stacks: list[dict[str, Any]]):
+def _depth_key(stacks: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], tuple[int, str]]:
     """Parents before their children (inserts satisfy the parent_id reference)."""
     parents = {r["id"]: r["parent_id"] for r in stacks}
 
@@ -184,7 +184,7 @@ def _tree(stacks: list[dict[str, Any]], top_id: str) -> set[str]:
 # -- checking -------------------------------------------------------------------------
 
 
-def _check_compatible(source: Store, target: Store) -> None:
+def _check_compatible(source: SqlStore, target: SqlStore) -> None:
     """Same tables and columns, same schema version; what the source keeps in its
     meta table (a key check, say) agrees with the target's."""
     if source.url == target.url:
@@ -206,18 +206,18 @@ def _check_compatible(source: Store, target: Store) -> None:
                               f"{target_meta[key]} in the target)")
 
 
-def _meta(store: Store) -> dict[str, str]:
+def _meta(store: SqlStore) -> dict[str, str]:
     return {r["key"]: r["value"] for r in store.stored_rows("meta") if r["key"] not in STORE_OWN_KEYS}
 
 
-def _meta_to_copy(source: Store, target: Store) -> list[dict[str, str]]:
+def _meta_to_copy(source: SqlStore, target: SqlStore) -> list[dict[str, str]]:
     """What the source keeps about itself and the target lacks (a key check, say,
     that its copied values need), its schema version aside."""
     theirs, ours = _meta(source), _meta(target)
     return [{"key": k, "value": v} for k, v in sorted(theirs.items()) if k != SCHEMA_KEY and k not in ours]
 
 
-def _find_conflicts(target: Store, units: list[Unit], overwrite: bool) -> None:
+def _find_conflicts(target: SqlStore, units: list[Unit], overwrite: bool) -> None:
     """Mark what each unit would replace; refuse unless ``overwrite``."""
     existing = target.stored_rows("stacks")
     by_id = {r["id"]: r for r in existing}
@@ -245,7 +245,7 @@ def _top_of(by_id: Mapping[str, Mapping[str, Any]], stack_id: str) -> str:
 
 
 @contextmanager
-def _held(source: Store, target: Store, units: list[Unit], holder: str,
+def _held(source: SqlStore, target: SqlStore, units: list[Unit], holder: str,
           request: CopyRequest) -> Iterator[None]:
     """The locks of the live stacks on both stores: no run writes them meanwhile."""
     names = sorted({u.name for u in units if u.live})
@@ -259,7 +259,7 @@ def _held(source: Store, target: Store, units: list[Unit], holder: str,
 # -- writing and verifying ------------------------------------------------------------
 
 
-def _write(target: Store, units: list[Unit], rows: dict[str, list[dict[str, Any]]]) -> None:
+def _write(target: SqlStore, units: list[Unit], rows: dict[str, list[dict[str, Any]]]) -> None:
     replaced = sorted({i for u in units for i in u.replaces})
     for table in reversed(TABLES):
         target.delete_stored_rows(table, TABLES[table][1], replaced)
@@ -269,7 +269,7 @@ def _write(target: Store, units: list[Unit], rows: dict[str, list[dict[str, Any]
         target.insert_stored_rows(table, ordered)
 
 
-def _events_for(target: Store, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _events_for(target: SqlStore, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events with their ids kept, or renumbered after the target's highest id
     when the target uses any of them (in the same order)."""
     if not events:
@@ -282,7 +282,7 @@ def _events_for(target: Store, events: list[dict[str, Any]]) -> list[dict[str, A
     return [{**event, "id": highest + index} for index, event in enumerate(ordered, 1)]
 
 
-def _verify(target: Store, units: list[Unit], rows: dict[str, list[dict[str, Any]]]) -> None:
+def _verify(target: SqlStore, units: list[Unit], rows: dict[str, list[dict[str, Any]]]) -> None:
     ids = [i for u in units for i in u.stack_ids]
     for table, (_order_columns, column) in TABLES.items():
         copied = target.stored_rows(table, column, ids)
@@ -307,7 +307,7 @@ def table_digest(table: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any
     return {"rows": len(rows), "digest": digest.hexdigest()}
 
 
-def _order(table: str):
+def _order(table: str) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     columns = TABLES[table][0]
     return lambda row: tuple(row[c] for c in columns)
 

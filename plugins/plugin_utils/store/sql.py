@@ -458,6 +458,20 @@ class SqlStore(Store):
         return [event_record(row) for row in rows]
 
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
+    # -- rows as stored (store.copy): each backend reads and writes its own columns ----
+    @abstractmethod
+    def stored_tables(self) -> dict[str, list[str]]:
+        """Each table of the store with its columns."""
+
+    @abstractmethod
+    def stored_rows(self, table: str, column: str | None = None,
+                    values: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of ``table`` as stored (where ``column`` is one of ``values``)."""
+
+    @abstractmethod
+    def insert_stored_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert rows as they were stored in another store."""
+
     def delete_stored_rows(self, table: str, column: str, values: Sequence[Any]) -> None:
         if values:
             condition, args = self._one_of(column, values)
