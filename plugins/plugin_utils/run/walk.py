@@ -9,9 +9,10 @@ never started are reported so the caller can say so.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -56,32 +57,54 @@ def traverse(
     ready = [node for node, count in waiting.items() if count == 0]
     result: TraversalResult[Node] = TraversalResult()
     running: dict[Future[None], Node] = {}
+    # Each future puts itself here when done: taking one completion costs O(1),
+    # where waiting on every running future costs O(running) each time (a wide
+    # stack is then quadratic).
+    completed: queue.SimpleQueue[Future[None]] = queue.SimpleQueue()
     halted = False
     with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
         while ready or running:
             halted = halted or bool(result.failed) or bool(stop and stop.is_set())
             if not halted:
                 for node in ready:
-                    running[pool.submit(work, node)] = node
+                    future = pool.submit(work, node)
+                    running[future] = node
+                    future.add_done_callback(completed.put)
                 ready = []
             if not running:
                 break
-            finished = wait(running, return_when=FIRST_COMPLETED).done
-            for future in finished:
-                node = running.pop(future)
-                error = future.exception()
-                if isinstance(error, Paused):
-                    result.paused.append(node)
-                    continue
-                if error is not None:
-                    result.failed.append(node)
-                    result.errors[node] = error
-                    continue
-                result.succeeded.append(node)
-                for dependant in dependants[node]:
-                    waiting[dependant] -= 1
-                    if waiting[dependant] == 0:
-                        ready.append(dependant)
+            for future in _completions(completed):
+                ready.extend(_settle(running.pop(future), future, dependants, waiting, result))
     done = set(result.succeeded) | set(result.failed) | set(result.paused)
     result.not_started = [node for node in graph if node not in done]
     return result
+
+
+def _completions(completed: queue.SimpleQueue[Future[None]]) -> list[Future[None]]:
+    """The next finished future (waiting for one), and every other finished already."""
+    finished = [completed.get()]
+    while True:
+        try:
+            finished.append(completed.get_nowait())
+        except queue.Empty:
+            return finished
+
+
+def _settle(node: Node, future: Future[None], dependants: Mapping[Node, Iterable[Node]],
+            waiting: dict[Node, int], result: TraversalResult[Node]) -> list[Node]:
+    """Record how ``node`` ended; the dependants it made ready."""
+    error = future.exception()
+    if isinstance(error, Paused):
+        result.paused.append(node)
+        return []
+    if error is not None:
+        result.failed.append(node)
+        result.errors[node] = error
+        return []
+    result.succeeded.append(node)
+    ready = []
+    for dependant in dependants[node]:
+        waiting[dependant] -= 1
+        if waiting[dependant] == 0:
+            ready.append(dependant)
+    return ready
