@@ -61,9 +61,9 @@ options:
     description:
       - Record the deployment's result in its marker, so the same deployment again
         returns it without running.
-      - M(hotplay.stacks.stack) sets it false when the inputs hold a secret (a hidden
-        parameter's value): the marker then keeps nothing, the stale one is removed,
-        and the same deployment again runs again.
+      - M(hotplay.stacks.stack) sets it false when the inputs hold a secret, such as a
+        hidden parameter's value. The marker then keeps nothing, the stale one is
+        removed, and the same deployment again runs again.
     type: bool
     default: true
   forget:

@@ -54,8 +54,8 @@ def test_a_wrong_store_key_stops_the_deploy_instead_of_rolling_onto_no_host(tmp_
         "heat_template_version": "2018-08-31",
         "parameters": {"token": {"type": "string", "hidden": True}},
         "resources": {"app": {"type": "OS::Heat::Value", "properties": {"value": {"get_param": "token"}}}},
-        "outputs": {"hosts": {"value": [{"name": "app1", "groups": ["hotplay_software"],
-                                          "vars": {"ansible_connection": "local"}}]}},
+        "outputs": {"hosts": {"value": [
+            {"name": "app1", "groups": ["hotplay_software"], "vars": {"ansible_connection": "local"}}]}},
     }))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
            "HOTPLAY_STORE_KEY": "the right key", "ANSIBLE_INVENTORY_ENABLED": "hotplay.stacks.stacks,host_list"}

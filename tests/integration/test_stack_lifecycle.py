@@ -182,8 +182,8 @@ def test_nested_provider_template_and_environment(run_tasks, tmp_path):
     assert paths["first/inner"] == "first" and paths["second/inner"] == "second"
 
 
-def test_a_truncated_or_foreign_store_file_is_refused_not_taken_for_a_new_store(run_tasks, tmp_path,
-                                                                                 store_url):
+def test_a_truncated_or_foreign_store_file_is_refused_not_taken_for_a_new_store(
+        run_tasks, tmp_path, store_url):
     template = write_template(tmp_path, "one.yaml", """\
         heat_template_version: 2018-08-31
         resources:

@@ -37,6 +37,7 @@ from .properties import validate_properties, value_range
 
 from .nested import NestedStackResource, child_runtime
 
+
 class GroupResource(NestedStackResource):
     """Shared reading of members for ResourceGroup and ResourceChain."""
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
 def utc_now() -> str:
     """Heat's timestamp format: ``2026-11-22T03:09:51Z``."""
     now = datetime.datetime.now(datetime.timezone.utc)

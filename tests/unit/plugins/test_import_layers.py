@@ -63,7 +63,7 @@ def imported_modules(module: str) -> Iterator[tuple[str, bool]]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    return {module: {target for target, _ in imported_modules(module)} for module in MODULES}
+    return {module: {target for target, _at_top in imported_modules(module)} for module in MODULES}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -96,7 +96,7 @@ def test_the_import_graph_has_no_cycle() -> None:
 
 def test_no_stage_imports_a_later_one() -> None:
     upward = [f"{module} ({stage_of(module)}) imports {target} ({stage_of(target)})"
-              for module in sorted(MODULES) for target, _ in imported_modules(module)
+              for module in sorted(MODULES) for target, _at_top in imported_modules(module)
               if STAGES.index(stage_of(target)) > STAGES.index(stage_of(module))]
     assert not upward, "\n".join(upward)
 

@@ -31,6 +31,7 @@ class ParameterValues(Protocol):
     parameters: Mapping[str, Any]
     parameter_defaults: Mapping[str, Any]
 
+
 # --- types -------------------------------------------------------------------------
 
 STRING, NUMBER, LIST, JSON, BOOLEAN = (
