@@ -23,7 +23,7 @@ from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdenti
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import resolve
 from .graph import topological_order
-from .update_rules import UNCHANGED, Known, decide, is_new
+from .update_rules import UNCHANGED, UPDATED, Known, decide, external_id_change, is_new
 from ..resources.base import Resource, ResourceState
 from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, validate_properties
@@ -340,6 +340,9 @@ class _Previewer:
 
     def _decide(self, defn: Any, handler: Resource, record: ResourceState | None,
                 after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> tuple[str, str]:
+        refused = external_id_change(defn, record)
+        if refused is not None:
+            return UPDATED, f"{refused} The update fails (NotSupported), as in Heat"
         if defn.external_id is not None and not is_new(record):
             return UNCHANGED, ""  # an adopted resource is never touched
         known = Known(unknown, self.partial, lambda key: _describe(key, unknown, self.actions))

@@ -70,6 +70,30 @@ def unhealthy_replaces(store: Store, record: ResourceState) -> bool:
     return True
 
 
+def recorded_external_id(record: ResourceState) -> str | None:
+    """The ``external_id`` a resource was adopted with (None: it was created here)."""
+    value = record.data.get("external_id")
+    return None if value is None else str(value)
+
+
+def external_id_change(declared: Any, record: ResourceState | None) -> str | None:
+    """Heat's refusal of a changed ``external_id`` (heat/engine/resource.py
+    ``update``): adopting, releasing or switching what a resource is, is not an
+    update.  The message, or None when the external id stays."""
+    if record is None or is_new(record):
+        return None
+    wanted = None if declared.external_id is None else str(resolve(declared.external_id))
+    recorded = recorded_external_id(record)
+    # Records of older releases kept no mark: an adopted one is Retain, its id the
+    # external one.
+    legacy = recorded is None and wanted is not None and "external_id" not in record.data and (
+        record.deletion_policy == "Retain" and record.physical_id == wanted)
+    if wanted == recorded or legacy:
+        return None
+    return (f"Update to property external_id of {declared.name} ({declared.type}) "
+            "is not supported.")
+
+
 def decide(store: Store, declared: Any, handler: Resource, record: ResourceState | None,
            properties: Mapping[str, Any], known: Known = EVERYTHING_KNOWN) -> Decision:
     """What applying ``declared`` (a model.definition.ResourceDefinition) with its

@@ -35,7 +35,7 @@ from ..errors import HotplayError, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
-from ..model.update_rules import REPLACED, UPDATED, decide, is_new, resolved_extras
+from ..model.update_rules import REPLACED, UPDATED, decide, external_id_change, is_new, resolved_extras
 from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
@@ -443,6 +443,9 @@ class StackRun:
     def _converge_resource(self, defn: ResourceDefinition) -> None:
         handler = self.handlers[defn.name]
         record = self.records.get(defn.name)
+        refused = external_id_change(defn, record)
+        if refused is not None:
+            raise self._refuse_update(defn, record, f"NotSupported: resources.{defn.name}: {refused}")
         if defn.external_id is not None:
             self._adopt(defn, record)
             return
@@ -656,7 +659,8 @@ class StackRun:
         if record is not None and record.physical_id == external and record.status == "COMPLETE":
             return
         state = replace(self._new_state(defn, "CREATE", "COMPLETE"),
-                        physical_id=external, deletion_policy="Retain", status_reason="state changed")
+                        physical_id=external, deletion_policy="Retain", status_reason="state changed",
+                        data={"external_id": external})
         self.save(state, "state changed")
 
     def _complete(self, state: ResourceState, outcome: Outcome) -> None:
@@ -691,6 +695,13 @@ class StackRun:
         state = record or self._new_state(defn, action, "FAILED")
         self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
         return _Failed(reason, action)
+
+    def _refuse_update(self, defn: ResourceDefinition, record: ResourceState | None,
+                       reason: str) -> "_Failed":
+        """An update Heat refuses before acting: the resource UPDATE_FAILED as it is."""
+        state = record or self._new_state(defn, "UPDATE", "FAILED")
+        self.save(replace(state, action="UPDATE", status="FAILED", status_reason=reason), reason)
+        return _Failed(reason, "UPDATE")
 
     def _restricted(self, defn: ResourceDefinition, record: ResourceState, change: str) -> "_Failed":
         """Heat's refusal of a restricted action, as its event and reason."""

@@ -402,3 +402,38 @@ def test_delete_preview_guard_and_retained_resources(stack, store):
     assert stale["failed"] and "is stale" in stale["msg"]
     done = delete_stack(store, DeleteRequest("s", plan_id=preview["plan_id"]), "test").as_dict()
     assert done["stack_status"] == "DELETE_COMPLETE"
+
+
+ADOPTABLE = """\
+    heat_template_version: 2016-10-14
+    resources:
+      test1:
+        type: OS::Heat::TestResource
+    """
+ADOPTING = ADOPTABLE + "    external_id: foobar\n"  # under the last line's 4 spaces
+
+
+def test_changing_external_id_fails_the_update_as_heat_does(stack):
+    """Heat (resource.py ``update``): an update that adds, changes or drops a
+    resource's external_id fails, NotSupported; the resource is left as it was."""
+    created = stack.apply(ADOPTABLE)
+    preview = stack.apply(ADOPTING, check_mode=True)
+    assert preview["plan"]["updated"] == ["test1"]
+    assert "Update to property external_id of test1 (OS::Heat::TestResource) is not supported" in (
+        preview["plan"]["reasons"]["test1"])
+    failed = stack.apply(ADOPTING)
+    assert failed["stack_status"] == "UPDATE_FAILED"
+    reason = "NotSupported: resources.test1: Update to property external_id of test1 " \
+             "(OS::Heat::TestResource) is not supported."
+    assert failed["msg"].endswith(reason), failed["msg"]
+    assert ids(failed)["test1"] == ids(created)["test1"]
+
+
+def test_an_adopted_resource_keeps_its_external_id_and_cannot_drop_it(stack):
+    adopted = stack.apply(ADOPTING)
+    assert adopted["stack_status"] == "CREATE_COMPLETE" and ids(adopted)["test1"] == "foobar"
+    again = stack.apply(ADOPTING, parameters={})
+    assert again["failed"] is False
+    dropped = stack.apply(ADOPTABLE)
+    assert dropped["stack_status"] == "UPDATE_FAILED"
+    assert "Update to property external_id of test1" in dropped["msg"]
