@@ -157,3 +157,35 @@ def test_a_hidden_input_leaves_no_plain_text_on_the_host(run_tasks, tmp_path):
     assert result["outputs"]["echoed"] == "******"
     left = [path for path in tmp_path.rglob("*") if path.is_file() and token.encode() in path.read_bytes()]
     assert left == [], f"the secret is in plain text in {left}"
+
+
+UNGROUPED = """\
+    heat_template_version: 2018-08-31
+    resources:
+      server:
+        type: OS::Heat::DeployedServer
+        properties: {name: localhost}
+      config:
+        type: OS::Heat::StructuredConfig
+        properties:  # no group: Heat::Ungrouped, data for an agent on the server
+          config: {settings: {debug: true}}
+      deployment:
+        type: OS::Heat::StructuredDeployment
+        properties:
+          config: {get_resource: config}
+          server: {get_resource: server}
+          signal_transport: NO_SIGNAL
+    """
+
+
+def test_an_ungrouped_structured_config_completes_without_running(run_tasks, tmp_path):
+    """Heat completes a NO_SIGNAL deployment of a Heat::Ungrouped StructuredConfig:
+    its data is for an agent on the server, and nothing runs here."""
+    template = str(write_template(tmp_path, "ungrouped.yaml", UNGROUPED))
+    run = run_tasks([{"hotplay.stacks.stack": {"name": "ungrouped", "template": template},
+                      "register": "ungrouped",
+                      "vars": {"hotplay_state_dir": str(tmp_path / "state"),
+                               "ansible_python_interpreter": str(BIN / "python")}}])
+    result = run.results["ungrouped"]
+    assert result["stack_status"] == "CREATE_COMPLETE", result.get("msg")
+    assert not (tmp_path / "state").exists()  # nothing ran on the host

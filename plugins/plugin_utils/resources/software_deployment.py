@@ -221,7 +221,12 @@ class SoftwareDeployment(Resource):
         group, config = self.config_for(record, action)
         outputs = [{"name": o["name"], "error_output": bool(o.get("error_output"))}
                    for o in record.get("outputs", []) if "name" in o]
-        if group == "ansible":
+        if group == "Heat::Ungrouped" and not isinstance(config, str):
+            # Data for an agent on the server (os-collect-config) that no tool here
+            # runs: Heat completes such a deployment (NO_SIGNAL) with nothing done.
+            result = {"deploy_stdout": "", "deploy_stderr": "", "deploy_status_code": 0,
+                      "outputs": {}, "ran": False}
+        elif group == "ansible":
             result = host.run_tasks(_tasks(config, self.name), inputs)
         elif group in ("script", "Heat::Ungrouped"):
             secret = self.runtime.secrets.found_in(inputs)
