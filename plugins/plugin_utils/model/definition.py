@@ -34,7 +34,7 @@ from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
 from ..language.template.hot import HotTemplate
-from ..language.template.loader import TemplateSource, load_yaml
+from ..language.template.loader import TemplateSource, load_template_yaml
 
 DELETION_POLICIES = {"delete": "Delete", "retain": "Retain", "snapshot": "Snapshot"}
 PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
@@ -483,7 +483,7 @@ class StackDefinition:
             check(resolve(update_policy), path)
 
     def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
-        provider = load_yaml(self.files[key], key)
+        provider = load_template_yaml(self.files[key], key)
         declared = (provider.get("parameters") or {}) if isinstance(provider, dict) else {}
         for prop in values:
             if prop not in declared:
@@ -502,7 +502,7 @@ class StackDefinition:
         if cls is not None:
             return cls(name, _NO_RUNTIME).attribute_names()
         if implementation in self.files:
-            provider = load_yaml(self.files[implementation], implementation)
+            provider = load_template_yaml(self.files[implementation], implementation)
             outputs = provider.get("outputs") if isinstance(provider, dict) else None
             return frozenset(outputs or ()) | {"show", "OS::stack_id"}
         return None

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import HotplayError, Paused, StackValidationFailed
 
-from ..language.template.loader import TemplateSource, load_yaml
+from ..language.template.loader import TemplateSource, load_template_yaml
 from .base import (
     AttributeSchema,
     Outcome,
@@ -171,7 +171,7 @@ class TemplateResource(NestedStackResource):
 
     def _template_data(self) -> dict[str, Any]:
         files = self.runtime.files
-        return load_yaml(files[self.template_key], self.template_key)
+        return load_template_yaml(files[self.template_key], self.template_key)
 
     def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
         """Properties are the provider template's parameters (Heat's rule)."""
@@ -222,7 +222,7 @@ class HeatStack(NestedStackResource):
 
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
         template = properties["template"]
-        data = template if isinstance(template, Mapping) else load_yaml(str(template), f"resources.{self.name}.properties.template")
+        data = template if isinstance(template, Mapping) else load_template_yaml(str(template), f"resources.{self.name}.properties.template")
         return TemplateSource(f"resources.{self.name}.properties.template", dict(data),
                               dict(self.runtime.files))
 

@@ -275,9 +275,16 @@ def decode(raw: bytes, source: str) -> str:
         ) from None
 
 
+def load_template_yaml(text: str, source: str) -> Any:
+    """Parse a template's text as Heat does: stripped of the whitespace around it
+    first (heat/common/template_format.py ``parse``), so a ``|`` block that ends the
+    template keeps no final newline."""
+    return load_yaml(text.strip(), source)
+
+
 def parse_template_text(text: str, source: str) -> dict:
     """A template document: a mapping (Heat's message otherwise)."""
-    data = load_yaml(text, source)
+    data = load_template_yaml(text, source)
     if not isinstance(data, dict):
         raise TemplateError("The template is not a JSON object or YAML mapping.", source=source)
     return data

@@ -437,3 +437,19 @@ def test_an_adopted_resource_keeps_its_external_id_and_cannot_drop_it(stack):
     dropped = stack.apply(ADOPTABLE)
     assert dropped["stack_status"] == "UPDATE_FAILED"
     assert "Update to property external_id of test1" in dropped["msg"]
+
+
+def test_a_block_that_ends_the_template_keeps_no_final_newline(stack):
+    """Heat strips a template's text before parsing it (template_format.parse), so a
+    ``|`` block at the very end loses its final newline; one before it keeps it."""
+    result = stack.apply("""\
+        heat_template_version: 2018-08-31
+        outputs:
+          inside:
+            value: |
+              kept
+          last:
+            value: |
+              stripped
+        """)
+    assert result["outputs"] == {"inside": "kept\n", "last": "stripped"}
