@@ -289,7 +289,8 @@ class StackDefinition:
                 f"{MAX_RESOURCES_PER_STACK} per stack", path="resources")
         version = self.template.version.key
         self.parameter_schemas = parse_parameter_schemas(
-            self.template.parameters_section, self.source.path, version
+            self.template.parameters_section, self.source.path, version,
+            replaced_defaults=frozenset(self.environment.parameter_defaults),
         )
         validate_parameter_groups(
             self.template.parameter_groups, self.parameter_schemas, self.source.path

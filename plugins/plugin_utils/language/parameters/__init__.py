@@ -16,7 +16,7 @@ import json
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol
+from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Protocol
 
 from ...bounded import Exceeded, run_bounded
 from ...errors import TemplateError
@@ -479,7 +479,8 @@ def _constraints(name: str, spec: Mapping, rules: VersionRules, source: str) -> 
     return tuple(result)
 
 
-def _schema(name: str, spec: Any, rules: VersionRules, source: str) -> ParameterSchema:
+def _schema(name: str, spec: Any, rules: VersionRules, source: str,
+            default_replaced: bool = False) -> ParameterSchema:
     path = f"parameters.{name}"
     _check_dict(spec, rules.keys, f"parameter ({name})", source, path)
     if "type" not in spec:
@@ -496,7 +497,7 @@ def _schema(name: str, spec: Any, rules: VersionRules, source: str) -> Parameter
         # Heat uses these as given (truthiness), it does not check them
         hidden=bool(spec.get("hidden", False)), immutable=bool(spec.get("immutable", False)),
         constraints=_constraints(name, spec, rules, source), tags=tuple(spec.get("tags") or ()))
-    _validate_schema(schema, source)
+    _validate_schema(schema, source, check_default=not default_replaced)
     return schema
 
 
@@ -504,7 +505,7 @@ def _wrapped(name: str, exp: str) -> str:
     return MESSAGES["param_invalid"] % {"name": name, "exp": exp}
 
 
-def _validate_schema(schema: ParameterSchema, source: str) -> None:
+def _validate_schema(schema: ParameterSchema, source: str, check_default: bool = True) -> None:
     """Heat's ``Schema.validate``: constraint kinds fit the type; default obeys them."""
     for constraint in schema.constraints:
         if schema.type not in constraint.valid_types:
@@ -512,7 +513,7 @@ def _validate_schema(schema: ParameterSchema, source: str) -> None:
                 "name": constraint.kind, "utype": schema.hot_type}
             raise TemplateError(_wrapped(schema.name, exp), source=source,
                                 path=f"parameters.{schema.name}.constraints")
-    if schema.default is not None:
+    if schema.default is not None and check_default:
         _validate_default(schema, source)
 
 
@@ -590,12 +591,15 @@ def _texts(value: Any) -> Iterator[str]:
             yield json.dumps(value)
 
 
-def parse_parameter_schemas(section: Mapping | None, source: str,
-                            version_key: str) -> dict[str, ParameterSchema]:
+def parse_parameter_schemas(section: Mapping | None, source: str, version_key: str,
+                            replaced_defaults: Collection[str] = ()) -> dict[str, ParameterSchema]:
     """Validate a HOT template's ``parameters`` section; the schemas by name.
 
     ``version_key`` is the canonical ``heat_template_version`` date
     (``"2016-10-14"``); it selects the keys and constraint kinds allowed.
+    ``replaced_defaults``: parameters whose default the environment's
+    ``parameter_defaults`` replace; Heat (``Parameter.set_default``) never checks
+    the template's own default of those (the value used is checked instead).
     """
     if not section:
         return {}
@@ -603,7 +607,8 @@ def parse_parameter_schemas(section: Mapping | None, source: str,
         raise TemplateError(MESSAGES["not_mapping"] % "parameters", source=source,
                             path="parameters")
     rules = rules_for(version_key)
-    return {str(name): _schema(str(name), spec, rules, source) for name, spec in section.items()}
+    return {str(name): _schema(str(name), spec, rules, source, str(name) in replaced_defaults)
+            for name, spec in section.items()}
 
 
 # --- parameter_groups ---------------------------------------------------------------

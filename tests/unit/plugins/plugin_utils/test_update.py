@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
     ApplyRequest,
     apply_stack,
@@ -453,3 +454,37 @@ def test_a_block_that_ends_the_template_keeps_no_final_newline(stack):
               stripped
         """)
     assert result["outputs"] == {"inside": "kept\n", "last": "stripped"}
+
+
+def test_parameter_defaults_replace_a_nested_default_that_breaks_its_constraint(stack, tmp_path):
+    """TripleO's deployment/cephadm/ceph-grafana.yaml: a nested template whose own
+    default breaks its constraint, the environment's parameter_defaults giving a valid
+    value.  Heat replaces the default (Parameter.set_default) and never checks the
+    template's own; without parameter_defaults the template is refused."""
+    (tmp_path / "member.yaml").write_text(textwrap.dedent("""\
+        heat_template_version: 2018-08-31
+        parameters:
+          port:
+            type: number
+            default: 0
+            constraints: [{range: {min: 1, max: 65535}}]
+        outputs:
+          port: {value: {get_param: port}}
+        """))
+    template = """\
+        heat_template_version: 2018-08-31
+        resources:
+          member: {type: member.yaml}
+        outputs:
+          port: {value: {get_attr: [member, port]}}
+        """
+    with pytest.raises(HotplayError, match="Invalid default 0"):
+        stack.apply(template)
+    environment = tmp_path / "env.yaml"
+    environment.write_text("parameter_defaults:\n  port: 3100\n")
+    created = stack.apply(template, environment=[str(environment)])
+    assert created["stack_status"] == "CREATE_COMPLETE", created.get("msg")
+    assert created["outputs"]["port"] == 3100
+    environment.write_text("parameter_defaults:\n  port: 70000\n")
+    with pytest.raises(HotplayError, match="70000"):
+        stack.apply(template, environment=[str(environment)])
