@@ -189,3 +189,61 @@ def test_an_ungrouped_structured_config_completes_without_running(run_tasks, tmp
     result = run.results["ungrouped"]
     assert result["stack_status"] == "CREATE_COMPLETE", result.get("msg")
     assert not (tmp_path / "state").exists()  # nothing ran on the host
+
+
+PLAYBOOK_CONFIG = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      root: {type: string}
+    resources:
+      server:
+        type: OS::Heat::DeployedServer
+        properties: {name: localhost}
+      config:
+        type: OS::Heat::SoftwareConfig
+        properties:
+          group: ansible
+          inputs: [{name: root}, {name: colour, default: blue}]
+          outputs: [{name: written}]
+          config: |
+            - hosts: localhost
+              connection: local
+              vars:
+                colour: red       # the input (an extra var, for Heat's hook) wins
+                shape: square
+              pre_tasks:
+                - ansible.builtin.file:
+                    path: "{{ root }}/conf"
+                    state: directory
+                    mode: "0755"
+              tasks:
+                - ansible.builtin.copy:
+                    dest: "{{ root }}/conf/settings"
+                    content: "{{ colour }} {{ shape }}"
+                    mode: "0644"
+                  register: written
+      deployment:
+        type: OS::Heat::SoftwareDeployment
+        properties:
+          config: {get_resource: config}
+          server: {get_resource: server}
+          input_values: {root: {get_param: root}}
+    outputs:
+      written: {value: {get_attr: [deployment, written, dest]}}
+    """
+
+
+def test_an_ansible_config_that_is_a_playbook_runs_its_plays_tasks(run_tasks, tmp_path):
+    """Heat's ansible hook runs a group: ansible config as a playbook on the server."""
+    template = str(write_template(tmp_path, "playbook.yaml", PLAYBOOK_CONFIG))
+    root = tmp_path / "host"
+    root.mkdir()
+    run = run_tasks([{"hotplay.stacks.stack": {"name": "playbook", "template": template,
+                                               "parameters": {"root": str(root)}},
+                      "register": "playbook",
+                      "vars": {"hotplay_state_dir": str(tmp_path / "state"),
+                               "ansible_python_interpreter": str(BIN / "python")}}])
+    result = run.results["playbook"]
+    assert result["stack_status"] == "CREATE_COMPLETE", result.get("msg")
+    assert (root / "conf" / "settings").read_text() == "blue square"
+    assert result["outputs"]["written"] == str(root / "conf" / "settings")

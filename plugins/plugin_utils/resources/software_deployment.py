@@ -227,7 +227,8 @@ class SoftwareDeployment(Resource):
             result = {"deploy_stdout": "", "deploy_stderr": "", "deploy_status_code": 0,
                       "outputs": {}, "ran": False}
         elif group == "ansible":
-            result = host.run_tasks(_tasks(config, self.name), inputs)
+            tasks, play_vars = _tasks(config, self.name)
+            result = host.run_tasks(tasks, {**play_vars, **inputs})
         elif group in ("script", "Heat::Ungrouped"):
             secret = self.runtime.secrets.found_in(inputs)
             result = host.run_deployment({
@@ -365,9 +366,17 @@ def _text(config: Any) -> str:
     return json.dumps(config)
 
 
-def _tasks(config: Any, name: str) -> list[Mapping[str, Any]]:
-    """An ``ansible`` config: a list of single-module tasks (YAML text or data), or
-    for a structured config (always a map) the list under ``tasks``."""
+PLAY_TASK_SECTIONS = ("pre_tasks", "tasks", "post_tasks")
+PLAY_SECTIONS_NOT_RUN = ("roles", "handlers", "vars_files", "import_playbook")
+
+
+def _tasks(config: Any, name: str) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+    """An ``ansible`` config, and the play variables it sets: a list of single-module
+    tasks (YAML text or data); a structured config's (a map) list under ``tasks``;
+    or a playbook, as Heat's ansible hook runs one on the server: its plays' tasks
+    in order (pre_tasks, tasks, post_tasks) with their ``vars``, on the
+    deployment's server whatever ``hosts`` says (the hook's inventory is the server
+    alone).  The inputs are extra vars: they win over play vars."""
     if isinstance(config, str):
         import yaml
 
@@ -375,8 +384,27 @@ def _tasks(config: Any, name: str) -> list[Mapping[str, Any]]:
     if isinstance(config, Mapping) and "tasks" in config:
         config = config["tasks"]
     if not isinstance(config, list) or not all(isinstance(t, Mapping) for t in config):
-        raise StackValidationFailed(f"resources.{name}: an ansible config is a list of tasks")
-    return config
+        raise StackValidationFailed(f"resources.{name}: an ansible config is a list of tasks, or a playbook")
+    if not any("hosts" in item or "import_playbook" in item for item in config):
+        return list(config), {}
+    return _playbook_tasks(config, name)
+
+
+def _playbook_tasks(plays: list[Mapping[str, Any]], name: str) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+    tasks: list[Mapping[str, Any]] = []
+    variables: dict[str, Any] = {}
+    for index, play in enumerate(plays):
+        unsupported = [key for key in PLAY_SECTIONS_NOT_RUN if play.get(key)]
+        if unsupported:
+            raise StackValidationFailed(
+                f"resources.{name}: play {index} of the ansible config uses {', '.join(unsupported)}: "
+                "only plays of tasks (pre_tasks, tasks, post_tasks, vars) run here")
+        if not isinstance(play.get("vars") or {}, Mapping):
+            raise StackValidationFailed(f"resources.{name}: vars of play {index} is not a map")
+        variables.update(play.get("vars") or {})
+        for section in PLAY_TASK_SECTIONS:
+            tasks.extend(play.get(section) or [])
+    return tasks, variables
 
 
 def _substitute(value: Any, inputs: Mapping[str, Any], key: str, strict: bool, resource: Resource) -> Any:
