@@ -20,7 +20,7 @@ import signal
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -61,7 +61,7 @@ def run_bounded(call: Callable[[], T], seconds: float, address_space: int) -> T:
         raise Exceeded("was stopped by the system (out of memory?)")
     kind, value = pickle.loads(data)  # noqa: S301 - written by our own child
     if kind == "ok":
-        return value
+        return cast(T, value)  # what the child's computation returned
     if kind == "memory":
         raise Exceeded(f"needed more than {address_space // (1024 * 1024)} MiB of memory")
     raise Failed(value)

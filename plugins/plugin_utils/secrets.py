@@ -160,7 +160,8 @@ def open_envelope(key: StoreKey, envelope: str, context: str) -> bytes:
     keys = derive_keys(key.passphrase, salt, fmt.version)
     nonce, sealed = body[:fmt.nonce_bytes], body[fmt.nonce_bytes:]
     try:
-        return _cipher(keys.seal).decrypt(nonce, sealed, _associated(fmt.version, context))
+        opened: bytes = _cipher(keys.seal).decrypt(nonce, sealed, _associated(fmt.version, context))
+        return opened
     except InvalidTag:
         raise WrongKey() from None
 

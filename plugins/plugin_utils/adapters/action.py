@@ -102,7 +102,8 @@ def open_task_store(url: str | None, store_key: str | None = None) -> Iterator[S
 def masked(result: dict[str, Any], secrets: SecretValues) -> dict[str, Any]:
     """The task result with every secret shown as ``******`` (msg, outputs, events,
     plan, diff, warnings: all of it)."""
-    return secrets.mask(result)
+    shown: dict[str, Any] = secrets.mask(result)
+    return shown
 
 
 def lock_holder(task: Any) -> str:
@@ -175,7 +176,7 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-class StackAction(ActionBase):
+class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type information
     """The skeleton of every hotplay.stacks action plugin: the arguments checked
     against ``ARGUMENT_SPEC``, the plugin's own ``perform``, a ``HotplayError``
     turned into one task failure, and the secrets of the store it opened masked in

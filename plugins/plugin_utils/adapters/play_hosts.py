@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible import constants as C
@@ -250,7 +250,7 @@ class PlayHost:
         play = self._action._task.get_play()
         return str(getattr(play, "connection", None) or C.DEFAULT_TRANSPORT)
 
-    def _paced(self, handler: Any, run: Any) -> dict[str, Any]:
+    def _paced(self, handler: Any, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Over a network connection: until one call has reached the host, calls go
         one at a time (the first opens the ssh ControlMaster the others then share:
         twenty handshakes at once would meet sshd's MaxStartups and be refused),
@@ -271,7 +271,8 @@ class PlayHost:
     @staticmethod
     def _run_handler(handler: Any, variables: dict[str, Any]) -> dict[str, Any]:
         try:
-            return handler.run(task_vars=variables)
+            result: dict[str, Any] = handler.run(task_vars=variables)
+            return result
         finally:
             try:
                 handler.cleanup()

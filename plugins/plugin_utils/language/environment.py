@@ -127,7 +127,7 @@ def parse_environment(document: Any, source: str) -> Environment:
     )
 
 
-def _section(document: Mapping, name: str, source: str) -> Any:
+def _section(document: Mapping[str, Any], name: str, source: str) -> Any:
     """A section's content; an empty section (``parameters:``) is an empty one."""
     value = document.get(name)
     if name in LIST_SECTIONS:
@@ -247,7 +247,7 @@ def _inferred_type(value: Any) -> str:
     return STRING
 
 
-def _merge_map(old: Any, new: Mapping, deep: bool) -> Any:
+def _merge_map(old: Any, new: Mapping[str, Any], deep: bool) -> Any:
     """Heat's ``merge_map``: update (deep: recursively) skipping null values."""
     if not old:
         return copy.deepcopy(new)

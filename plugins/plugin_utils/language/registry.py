@@ -77,7 +77,7 @@ def _check_item(key: str, value: Any, source: str, path: str) -> None:
         raise TemplateError(message, source=source, path=path)
 
 
-def _remove(level: dict, name: str) -> None:
+def _remove(level: dict[str, Any], name: str) -> None:
     """Heat's ``null`` entry: drop a mapping, or every mapping under a wildcard."""
     if not _is_glob(name):
         level.pop(name, None)
@@ -88,7 +88,7 @@ def _remove(level: dict, name: str) -> None:
         del level[key]
 
 
-def _load_into(level: dict, snippet: Mapping, source: str, path: str) -> None:
+def _load_into(level: dict[str, Any], snippet: Mapping[str, Any], source: str, path: str) -> None:
     """Apply one registry snippet onto ``level`` in Heat's order of rules."""
     for key, value in snippet.items():
         key = str(key)
@@ -110,7 +110,7 @@ def _load_into(level: dict, snippet: Mapping, source: str, path: str) -> None:
             raise TemplateError(message, source=source, path=here)
 
 
-def _copy_tree(tree: Mapping) -> dict:
+def _copy_tree(tree: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _copy_tree(v) if isinstance(v, Mapping) else
             (list(v) if isinstance(v, list) else v) for k, v in tree.items()}
 
@@ -157,11 +157,11 @@ class ResourceRegistry:
     # -- construction -----------------------------------------------------------
 
     @classmethod
-    def from_snippet(cls, snippet: Mapping | None, source: str = "") -> "ResourceRegistry":
+    def from_snippet(cls, snippet: Mapping[str, Any] | None, source: str = "") -> "ResourceRegistry":
         """The registry of one environment's ``resource_registry`` section."""
         return cls().layered(snippet or {}, source)
 
-    def layered(self, snippet: Mapping, source: str = "") -> "ResourceRegistry":
+    def layered(self, snippet: Mapping[str, Any], source: str = "") -> "ResourceRegistry":
         """This registry with ``snippet`` loaded over it (Heat's ``registry.load``).
 
         Later entries replace earlier ones key by key; ``null`` removes a mapping
@@ -261,7 +261,7 @@ class ResourceRegistry:
     def _matches(self, type_name: str, name: str | None) -> Iterator[_Match]:
         resources = self.tree.get(RESOURCES, {})
         entry = resources.get(name) if name is not None else None
-        if isinstance(entry, Mapping) and isinstance(entry.get(type_name), str):
+        if name is not None and isinstance(entry, Mapping) and isinstance(entry.get(type_name), str):
             yield _Match((RESOURCES, name, type_name), type_name, entry[type_name])
         exact = self.tree.get(type_name)
         if isinstance(exact, str) and type_name not in (HOOKS, RESTRICTED, BASE_URL):
@@ -326,7 +326,7 @@ def _narrowed(resources: Mapping[str, Any], resource_name: str) -> dict[str, Any
     return {k: _copy_tree(v) for k, v in merged.items() if isinstance(v, Mapping)}
 
 
-def _pop_path(tree: dict, path: Sequence[str]) -> None:
+def _pop_path(tree: dict[str, Any], path: Sequence[str]) -> None:
     level: Any = tree
     for key in path[:-1]:
         level = level.get(key) if isinstance(level, dict) else None

@@ -160,6 +160,8 @@ class ResourceView:
         if live is None or live[0] is None or not live[0].physical_id:
             return None
         state, handler = live
+        if state is None:  # checked above; says so to the type checker
+            return None
         by_type = getattr(handler, "attribute_path", None)
         if by_type is not None:
             return by_type(state, name, path)

@@ -25,6 +25,7 @@ from ..language.functions.base import resolve
 from .graph import topological_order
 from .update_rules import UNCHANGED, UPDATED, Known, decide, external_id_change, is_new
 from ..resources.base import Resource, ResourceState
+from ..resources.nested import NestedStackResource
 from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, validate_properties
 from ..store.base import StackRecord, Store, utc_now
@@ -123,11 +124,21 @@ class PlanContext(Protocol):
     the runtime the handlers read through, and secrets kept as the run keeps them.
     run.executor.StackRun in preview mode is one (see run.preview)."""
 
-    store: Any  # a store.sealed.SealedStore
-    stack: StackRecord
-    records: Mapping[str, ResourceState]
-    positions: Mapping[str, int]
-    runtime: RuntimeContext
+    @property
+    def store(self) -> Any:
+        """A store.sealed.SealedStore."""
+
+    @property
+    def stack(self) -> StackRecord: ...
+
+    @property
+    def records(self) -> Mapping[str, ResourceState]: ...
+
+    @property
+    def positions(self) -> Mapping[str, int]: ...
+
+    @property
+    def runtime(self) -> RuntimeContext: ...
 
     def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
         """Keep the values of properties the type declares secret as secrets."""
@@ -371,7 +382,7 @@ class _Previewer:
     # -- nested stacks --------------------------------------------------------------------
     def _plan_inside(self, name: str, defn: Any, handler: Resource, record: ResourceState | None,
                      action: str, after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
-        if not handler.is_nested_stack:
+        if not isinstance(handler, NestedStackResource):
             return
         prefix = f"{self.prefix}{name}/"
         if action == "replaced" and record is not None and record.nested_stack_id:

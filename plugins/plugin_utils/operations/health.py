@@ -73,7 +73,7 @@ def _find(store: Store, stack: StackRecord, path: str) -> _Found:
     names = [part for part in path.split("/") if part]
     if not names:
         raise HotplayError("resource must name a resource of the stack, e.g. web or group/0")
-    stack_id, parents = stack.id, []
+    stack_id, parents = stack.id, list[tuple[str, StoredResource]]()
     for depth, name in enumerate(names):
         rows = store.resources(stack_id)
         stored = next((r for r in rows if r.state.name == name), None)

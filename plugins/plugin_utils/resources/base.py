@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ResourceFailure
-from ..secrets import MASK
-from ..store.base import ResourceState
+# Re-exported: a resource type finds what it needs in this one module.
+from ..secrets import MASK as MASK
+from ..store.base import ResourceState as ResourceState
 from .runtime import RuntimeContext
 
 

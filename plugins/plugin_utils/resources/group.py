@@ -306,7 +306,7 @@ class ResourceGroup(GroupResource):
         files = self.runtime.files
         members = {stored.state.name: stored.state for stored in self.runtime.store.resources(child_id)}
         # Heat: members not failed and not skipped, oldest first (by index here).
-        existing = [(name, _has_definition(state, self.member_definition(properties, name)))
+        existing = [(name, _has_definition(state, self.member_definition(properties, name) or {}))
                     for name, state in sorted(members.items(), key=lambda item: _index_key(item[0]))
                     if state.status != "FAILED" and name not in skipped]
         up_to_date = dict(existing)

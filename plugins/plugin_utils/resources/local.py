@@ -64,7 +64,7 @@ class LocalFile(Resource):
         """Exists and still holds what it was given."""
         try:
             with open(state.physical_id, encoding="utf-8") as handle:
-                return handle.read() == state.properties.get("content", "")
+                return bool(handle.read() == state.properties.get("content", ""))
         except OSError:
             return False
 

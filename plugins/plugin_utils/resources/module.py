@@ -306,7 +306,7 @@ class AnsibleModule(Resource):
         secrets = list(self.secret_values(properties)) + self.module_secret_values(properties)
         raw = host.run_module(call.module, call.arguments, check_mode=check, diff=check,
                               no_log=bool(secrets))
-        result = _masked(_plain(raw), secrets)
+        result: dict[str, Any] = _masked(_plain(raw), secrets)
         if result.get("failed") and not check:
             raise self.fail(f"{call.module} on {host.name}: {failure_text(result)}", "Error")
         return result
@@ -341,7 +341,8 @@ class AnsibleModule(Resource):
             raise self.fail(f"{properties.get('module')} needs a host to run on: apply this stack "
                             "from a playbook task", "Error")
         wanted = properties.get("host")
-        return play.on(str(wanted)) if wanted else play
+        host: ModuleHost = play.on(str(wanted)) if wanted else play
+        return host
 
     def _recorded_host(self, state: ResourceState) -> ModuleHost:
         """Where the thing was made (a default host is the play host of that run)."""

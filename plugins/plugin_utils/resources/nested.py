@@ -171,7 +171,8 @@ class TemplateResource(NestedStackResource):
 
     def _template_data(self) -> dict[str, Any]:
         files = self.runtime.files
-        return load_template_yaml(files[self.template_key], self.template_key)
+        data: dict[str, Any] = load_template_yaml(files[self.template_key], self.template_key)
+        return data
 
     def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
         """Properties are the provider template's parameters (Heat's rule)."""

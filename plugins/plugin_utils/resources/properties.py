@@ -110,9 +110,9 @@ def validate_properties(resource_class: type, values: Mapping[str, Any] | None,
 def schema_for(resource_class: type, values: Mapping[str, Any]) -> Mapping[str, PropertySchema]:
     """The schema that applies to these values (most types: a fixed one)."""
     hook = getattr(resource_class, "properties_schema_for", None)
-    if hook is not None:
-        return hook(values)
-    return resource_class.properties_schema
+    schema: Mapping[str, PropertySchema] = (
+        hook(values) if hook is not None else getattr(resource_class, "properties_schema"))
+    return schema
 
 
 def join_path(base: str, items: Sequence[str | int]) -> str:
@@ -151,7 +151,7 @@ class _Invalid(Exception):
         return _Invalid(self.message, [key, *self.path])
 
 
-def _validate_mapping(schema: Mapping[str | int, PropertySchema],
+def _validate_mapping(schema: Mapping[Any, PropertySchema],
                       data: Mapping[Any, Any], partial: bool) -> dict[Any, Any]:
     for key in data:
         if key not in schema:

@@ -27,8 +27,9 @@ import json
 import os
 import uuid
 from collections.abc import Mapping, Sequence
+from email.message import Message
 from email.mime import multipart, text
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -209,7 +210,7 @@ class MultipartMime(SoftwareConfig):
         if found is not None and not isinstance(found, str):
             # A StructuredConfig's map: Heat would fail here; JSON is kinder.
             found = json.dumps(found)
-        return found
+        return None if found is None else str(found)
 
 
 def build_message(parts: list[Mapping[str, Any]], lookup: Any = lambda _id: None) -> str:
@@ -228,17 +229,17 @@ def build_message(parts: list[Mapping[str, Any]], lookup: Any = lambda _id: None
     return multipart.MIMEMultipart(_subparts=subparts).as_string()
 
 
-def _append_multiparts(subparts: list[Any], message_text: str) -> None:
+def _append_multiparts(subparts: list[Any], message_text: Any) -> None:
     # A part that is itself a multipart message is split into its parts.
     message = email.message_from_string(message_text)
     if not message or not message.is_multipart():
         return
-    for part in message.get_payload():
+    for part in cast(list[Message], message.get_payload()):  # a multipart's parts
         _append_part(subparts, part.get_payload(), part.get_content_subtype(),
                      part.get_filename())
 
 
-def _append_part(subparts: list[Any], content: str, subtype: str, filename: str | None) -> None:
+def _append_part(subparts: list[Any], content: Any, subtype: str, filename: str | None) -> None:
     if not subtype and filename:
         subtype = os.path.splitext(filename)[0]
     charset = "us-ascii"

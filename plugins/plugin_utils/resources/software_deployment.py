@@ -263,7 +263,8 @@ class SoftwareDeployment(Resource):
             raise self.fail(f"deployment to server {server} needs a host: apply this stack from "
                             "ansible-playbook (a play whose inventory has that host)", "Error")
         try:
-            return host.on(server)
+            context: HostContext = host.on(server)
+            return context
         except HotplayError as error:
             raise self.fail(str(error), "NotFound") from error
 

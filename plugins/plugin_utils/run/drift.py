@@ -50,6 +50,7 @@ def _askable(store: Store, stack: StackRecord, host: Any,
 def _ask(asked: tuple[str, Resource, ResourceState]) -> dict[str, Any]:
     _path, handler, state = asked
     try:
-        return handler.check_drift(state)  # type: ignore[attr-defined]
+        answer: dict[str, Any] = handler.check_drift(state)  # type: ignore[attr-defined]
+        return answer
     except Exception as error:  # noqa: BLE001 - one resource's question must not hide the others
         return {"drifted": None, "msg": f"{type(error).__name__}: {error}"}

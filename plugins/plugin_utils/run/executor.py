@@ -217,9 +217,12 @@ class RunRuntime:
 
     @property
     def files(self) -> Mapping[str, str]:
-        return self.run.definition.files
+        # A delete runs with no definition: nothing is read from files then.
+        return self.run.definition.files if self.run.definition is not None else {}
 
     def declared(self, resource_name: str) -> Declared | None:
+        if self.run.definition is None:
+            return None
         definition = self.run.definition.resources.get(resource_name)
         if definition is None:
             return None
@@ -238,7 +241,7 @@ class ChildRun:
     """``ChildStack``: a nested stack converged by the parent's run, with the
     parent's options; its definition is built here, from the parent's."""
 
-    def __init__(self, run: "StackRun", parent: StackDefinition, resource_name: str) -> None:
+    def __init__(self, run: "StackRun", parent: StackDefinition | None, resource_name: str) -> None:
         self._run = run
         self._parent = parent
         self._resource_name = resource_name
@@ -266,6 +269,8 @@ class ChildRun:
     def _definition(self, template: TemplateSource, parameters: Mapping[str, Any],
                     facade: Mapping[str, Any], written_type: str) -> StackDefinition:
         stack, parent = self._run.stack, self._parent
+        if parent is None:  # only a converge builds a child's definition
+            raise HotplayError(f"{self._resource_name}: no definition to converge its stack to")
         identity = StackIdentity(
             name=stack.name, id=stack.id, project_id=parent.identity.project_id,
             path=parent.identity.path + (self._resource_name,), facade=dict(facade),
@@ -592,7 +597,8 @@ class StackRun:
         values = resolve(defn.properties)
         check = getattr(handler, "check_properties", None)
         if check is not None:
-            return check(values, path)
+            checked_by_type: dict[str, Any] = check(values, path)
+            return checked_by_type
         checked = validate_properties(type(handler), values, path)
         handler.validate(checked)
         return checked
@@ -820,7 +826,7 @@ class StackRun:
     def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
         if record.action == "INIT":
             return
-        self._guard(lambda: _no_outcome(handler.handle_delete(record)), record.name, "DELETE")
+        self._guard(lambda: _deleted(handler, record), record.name, "DELETE")
 
 
 def _later(seconds: float) -> str:
@@ -845,5 +851,7 @@ class _Failed(Exception):
         self.action = action
 
 
-def _no_outcome(_result: None) -> Outcome:
+def _deleted(handler: Resource, record: ResourceState) -> Outcome:
+    """A delete as ``_guard`` runs handlers: it leaves no physical id."""
+    handler.handle_delete(record)
     return Outcome("")

@@ -11,7 +11,7 @@ Stepping clears and asks the next run to pause before every resource it starts.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import HotplayError, StackNotFound
@@ -39,7 +39,7 @@ def pending_hooks(store: Store, stack: StackRecord) -> list[PendingHook]:
     return list(_pending(store, stack.id, "", current))
 
 
-def _pending(store: Store, stack_id: str, prefix: str, revision: int):
+def _pending(store: Store, stack_id: str, prefix: str, revision: int) -> Iterator[PendingHook]:
     for record in store.hooks(stack_id, status="PENDING"):
         if record.hook != STEP and record.revision == revision:
             yield PendingHook(prefix + record.resource_name, record.hook, record)

@@ -17,7 +17,7 @@ import itertools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 from urllib import parse as urlparse
 
 from ...errors import StackValidationFailed
@@ -190,7 +190,7 @@ def select_path(value: Any, path: Sequence[Any]) -> Any:
             raise TypeError("cannot traverse")
         if not isinstance(key, (str, int)):
             raise TypeError("bad key")
-        return collection[key]
+        return collection[key]  # type: ignore[index]  # a str key into a list: TypeError, as Heat
 
     try:
         return functools.reduce(step, path, value)
@@ -313,7 +313,7 @@ class Join(HeatFunction):
     def _as_list(self, value: Any) -> Sequence[Any]:
         if not is_list(value):
             raise self.fail(f'"{self.fn_name}" must operate on a list')
-        return value
+        return cast(Sequence[Any], value)
 
     def item_text(self, item: Any) -> str:
         if item is None:

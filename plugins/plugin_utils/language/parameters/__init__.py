@@ -28,8 +28,11 @@ from ..template.versions import VERSIONS
 class ParameterValues(Protocol):
     """Where values come from besides the task (language.environment.Environment)."""
 
-    parameters: Mapping[str, Any]
-    parameter_defaults: Mapping[str, Any]
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+    @property
+    def parameter_defaults(self) -> Mapping[str, Any]: ...
 
 
 # --- types -------------------------------------------------------------------------
@@ -233,7 +236,7 @@ class Range(Constraint):
     min: int | float | None = None
     max: int | float | None = None
     kind = "Range"
-    valid_types = (NUMBER,)
+    valid_types: ClassVar[tuple[str, ...]] = (NUMBER,)
 
     def _is_valid(self, value: Any, ptype: str) -> bool:
         number = str_to_num(value)
@@ -265,7 +268,7 @@ class Modulo(Constraint):
     step: int = 1
     offset: int = 0
     kind = "Modulo"
-    valid_types = (NUMBER,)
+    valid_types: ClassVar[tuple[str, ...]] = (NUMBER,)
 
     def _is_valid(self, value: Any, ptype: str) -> bool:
         return str_to_num(value) % self.step == self.offset
@@ -376,7 +379,7 @@ def _check_dict(value: Any, allowed: Any, entity: str, source: str, path: str) -
             raise TemplateError(message, source=source, path=path)
 
 
-def _get_num(key: str, definition: Mapping, source: str, path: str) -> Any:
+def _get_num(key: str, definition: Mapping[str, Any], source: str, path: str) -> Any:
     value = definition.get(key)
     if value is None:
         return None
@@ -459,7 +462,7 @@ CONSTRAINT_BUILDERS: dict[str, Callable[[Any, Any, str, str], Constraint]] = {
 }
 
 
-def _constraints(name: str, spec: Mapping, rules: VersionRules, source: str) -> tuple[Constraint, ...]:
+def _constraints(name: str, spec: Mapping[str, Any], rules: VersionRules, source: str) -> tuple[Constraint, ...]:
     entries = spec.get("constraints")
     path = f"parameters.{name}.constraints"
     if entries is None:
@@ -591,7 +594,7 @@ def _texts(value: Any) -> Iterator[str]:
             yield json.dumps(value)
 
 
-def parse_parameter_schemas(section: Mapping | None, source: str, version_key: str,
+def parse_parameter_schemas(section: Mapping[str, Any] | None, source: str, version_key: str,
                             replaced_defaults: Collection[str] = ()) -> dict[str, ParameterSchema]:
     """Validate a HOT template's ``parameters`` section; the schemas by name.
 
@@ -663,9 +666,9 @@ def validate_parameter_groups(groups: Any, schemas: Mapping[str, ParameterSchema
 def _checked(schema: ParameterSchema, raw: Any) -> Any:
     """Heat's ``Parameter._validate`` then ``value()``: the converted value."""
     if schema.type == NUMBER:
-        value = str_to_num(raw)
+        number = str_to_num(raw)
         _check_constraints(schema, raw)
-        return value
+        return number
     if schema.type == BOOLEAN:
         bool_from_string(raw)
         _check_constraints(schema, raw)

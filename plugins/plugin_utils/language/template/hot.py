@@ -30,11 +30,11 @@ class HotTemplate:
         _check_names(data, source.path)
         # Heat: an empty (null) section is the same as an absent one.
         self.description: str = data.get("description") or "No description"
-        self.parameters_section: dict = data.get("parameters") or {}
-        self.parameter_groups: list = data.get("parameter_groups") or []
-        self.conditions_section: dict = data.get("conditions") or {}
-        self.resources_section: dict = data.get("resources") or {}
-        self.outputs_section: dict = data.get("outputs") or {}
+        self.parameters_section: dict[str, Any] = data.get("parameters") or {}
+        self.parameter_groups: list[Any] = data.get("parameter_groups") or []
+        self.conditions_section: dict[str, Any] = data.get("conditions") or {}
+        self.resources_section: dict[str, Any] = data.get("resources") or {}
+        self.outputs_section: dict[str, Any] = data.get("outputs") or {}
 
     def parse(self, ctx: StackContext, snippet: Any, path: str) -> Any:
         """``snippet`` with every call of this version's functions parsed.
@@ -65,7 +65,7 @@ class HotTemplate:
 NAMED_SECTIONS = ("parameters", "resources", "outputs", "conditions")
 
 
-def _check_names(data: dict, source: str) -> None:
+def _check_names(data: dict[str, Any], source: str) -> None:
     """Names are strings (YAML reads ``no:`` or ``1:`` as a boolean or a number),
     and resource names hold no ``/``, which separates nested resources in paths
     (Heat: 'Resource name may not contain "/"')."""

@@ -62,7 +62,8 @@ class _Loader(_SafeLoader):  # type: ignore[misc, valid-type]
         if self.nodes > MAX_NODES:
             raise _TooManyNodes()
         if kind is not yaml.ScalarNode or implicit != (True, False):
-            return super().resolve(kind, value, implicit)
+            resolved: str = super().resolve(kind, value, implicit)
+            return resolved
         tag = _PLAIN_TAGS.get(value)
         if tag is None:
             tag = super().resolve(kind, value, implicit)
@@ -84,7 +85,7 @@ class TemplateSource:
     """A template as read from disk, with every file it references."""
 
     path: str
-    data: dict
+    data: dict[str, Any]
     files: dict[str, str]
 
 
@@ -282,7 +283,7 @@ def load_template_yaml(text: str, source: str) -> Any:
     return load_yaml(text.strip(), source)
 
 
-def parse_template_text(text: str, source: str) -> dict:
+def parse_template_text(text: str, source: str) -> dict[str, Any]:
     """A template document: a mapping (Heat's message otherwise)."""
     data = load_template_yaml(text, source)
     if not isinstance(data, dict):
@@ -448,7 +449,7 @@ class _Collector:
             self.collect(os.path.join(os.path.dirname(source), value), nested[1])
 
     @staticmethod
-    def _as_template(raw: bytes, real: str, is_template: bool) -> tuple[str, dict] | None:
+    def _as_template(raw: bytes, real: str, is_template: bool) -> tuple[str, dict[str, Any]] | None:
         """The text and data of a template file; None for other files.
 
         A provider template must parse; a ``get_file`` target is followed only when

@@ -163,7 +163,7 @@ def _section(error: Finding, path: tuple[str, ...]) -> str:
 
 def _entry(error: Finding, path: tuple[str, ...]) -> str:
     """A whole resource or output definition is wrong."""
-    section, name = path[0], path[1]
+    section = path[0]
     kind = section[:-1]
     key = {"resources": "type", "outputs": "value"}[section]
     must_contain = f"Each {kind} must contain a {key} key."
