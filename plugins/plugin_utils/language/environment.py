@@ -20,9 +20,8 @@ from urllib.parse import urlparse
 
 from ..errors import TemplateError
 from .template.loader import Unreadable, decode, load_provider, load_yaml, read_regular
-from .parameters import (
-    BOOLEAN, JSON, LIST, NUMBER, STRING, ParameterSchema, _Invalid, str_to_num,
-)
+from .parameters import BOOLEAN, JSON, LIST, NUMBER, STRING, ParameterSchema, str_to_num
+from .parameters.types import _Invalid
 from .registry import (
     BASE_URL, EMPTY_REGISTRY, HOOKS, RESOURCES, RESTRICTED, ResourceRegistry, is_template_name,
 )
