@@ -436,3 +436,36 @@ def test_a_time_out_stops_the_running_module_and_fails_the_stack(run_tasks, tmp_
     shell = Path(f"/proc/{int((tmp_path / 'pid').read_text())}/stat")
     state = shell.read_text().rsplit(")", 1)[1].split()[0] if shell.exists() else "gone"
     assert state in ("gone", "Z"), f"the module's process outlived the task ({state})"
+
+
+def test_a_looped_stack_task_runs_module_resources_for_every_item(run_tasks, tmp_path):
+    """From a loop's second item on, ansible-core leaves the connection's module path in
+    ``ansible_connection``: the module resources must still find their connection."""
+    template = write_template(tmp_path, "one.yaml", """\
+        heat_template_version: 2018-08-31
+        resources:
+          file:
+            type: Hotplay::Ansible::Module
+            properties:
+              module: ansible.builtin.copy
+              args:
+                dest: {list_join: ["", ["%s/", {get_param: OS::stack_name}, ".txt"]]}
+                content: written
+              delete_module: ansible.builtin.file
+              delete_args:
+                path: {list_join: ["", ["%s/", {get_param: OS::stack_name}, ".txt"]]}
+                state: absent
+        """ % (tmp_path, tmp_path))
+    names = ["first", "second", "third"]
+    run = run_tasks([
+        {"name": "Apply each", "hotplay.stacks.stack": {"name": "{{ item }}", "template": str(template)},
+         "loop": names, "register": "applied"},
+    ])
+    assert [r.get("failed", False) for r in run.results["applied"]["results"]] == [False] * 3, run.stdout
+    assert sorted(p.name for p in tmp_path.glob("*.txt")) == sorted(f"{n}.txt" for n in names)
+    run = run_tasks([
+        {"name": "Delete each", "hotplay.stacks.stack": {"name": "{{ item }}", "state": "absent"},
+         "loop": names, "register": "deleted"},
+    ], name="delete")
+    assert [r.get("failed", False) for r in run.results["deleted"]["results"]] == [False] * 3, run.stdout
+    assert not list(tmp_path.glob("*.txt"))

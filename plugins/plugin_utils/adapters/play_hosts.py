@@ -216,7 +216,7 @@ class PlayHost:
     def _connection(self, task: Any, play_context: Any, cvars: dict[str, Any], templar: Any) -> Any:
         """A new connection plugin for the target, configured as TaskExecutor's
         ``_get_connection`` and ``_set_connection_options`` configure one."""
-        kind = templar.template(cvars["ansible_connection"]) \
+        kind = _plugin_name(templar.template(cvars["ansible_connection"])) \
             if cvars.get("ansible_connection") is not None else self._default_connection(task)
         play_context.connection = kind
         connection = connection_loader.get(kind, play_context, new_stdin=None, task_uuid=task._uuid,
@@ -311,6 +311,17 @@ def _become_plugin(task: Any, cvars: dict[str, Any], templar: Any) -> Any:
     if plugin is None:
         raise AnsibleError(f"Invalid become method specified, could not find matching plugin: '{method}'")
     return plugin
+
+
+def _plugin_name(name: str) -> str:
+    """A plugin's name as its loader takes it.  After a loop's first item,
+    ansible-core leaves the connection's Python module path in the host's
+    ``ansible_connection`` (``ansible_collections.ansible.builtin.plugins.connection.local``),
+    which the loader does not find; its FQCN is ``ansible.builtin.local``."""
+    parts = name.split(".")
+    if len(parts) == 6 and parts[0] == "ansible_collections" and parts[3] == "plugins":
+        return ".".join((parts[1], parts[2], parts[5]))
+    return name
 
 
 def _set_plugin_options(plugin: Any, kind: str, cvars: dict[str, Any], templar: Any,
