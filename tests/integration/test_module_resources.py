@@ -469,3 +469,32 @@ def test_a_looped_stack_task_runs_module_resources_for_every_item(run_tasks, tmp
     ], name="delete")
     assert [r.get("failed", False) for r in run.results["deleted"]["results"]] == [False] * 3, run.stdout
     assert not list(tmp_path.glob("*.txt"))
+
+
+def test_a_null_argument_is_not_given_to_the_module(run_tasks, tmp_path):
+    """``{if: [cond, value, null]}`` is how a template says "not given": the module must
+    not count the null as given (lineinfile: insertbefore and insertafter are mutually
+    exclusive, and openstack.cloud.volume's image, snapshot and volume)."""
+    target = tmp_path / "settings.ini"
+    template = write_template(tmp_path, "line.yaml", f"""\
+        heat_template_version: 2018-08-31
+        parameters:
+          before: {{type: string, default: ""}}
+        conditions:
+          has_before: {{not: {{equals: [{{get_param: before}}, ""]}}}}
+        resources:
+          line:
+            type: Hotplay::Ansible::Module
+            properties:
+              module: ansible.builtin.lineinfile
+              args:
+                path: {target}
+                line: port=8080
+                create: true
+                insertbefore: {{if: [has_before, {{get_param: before}}, null]}}
+                insertafter: EOF
+        """)
+    run = run_tasks([{"name": "Apply", "hotplay.stacks.stack": {"name": "line", "template": str(template)},
+                      "register": "applied"}])
+    assert not run.results["applied"].get("failed"), run.results["applied"].get("msg")
+    assert target.read_text() == "port=8080\n"

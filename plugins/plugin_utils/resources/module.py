@@ -81,7 +81,8 @@ class AnsibleModule(Resource):
             "string", "The module, by its fully qualified collection name.", required=True,
             constraints=(allowed_pattern(FQCN_PATTERN, "module must be a fully qualified collection "
                                                        "name, such as ansible.builtin.copy"),)),
-        "args": PropertySchema("map", "The module's arguments.", default={}, update_allowed=True),
+        "args": PropertySchema("map", "The module's arguments; a null value leaves the argument out.",
+                               default={}, update_allowed=True),
         "delete_args": PropertySchema(
             "map", "Arguments merged over args to delete (a null value drops that argument); "
                    "not given: {state: absent} when the module follows that convention; "
@@ -150,9 +151,16 @@ class AnsibleModule(Resource):
 
     def _converge(self, properties: Mapping[str, Any]) -> Outcome:
         host = self._host(properties)
-        call = ModuleCall(str(properties["module"]), dict(properties.get("args") or {}))
+        call = self._call(properties)
         result = self._run(host, call, properties)
         return self._outcome(host, properties, result)
+
+    @staticmethod
+    def _call(properties: Mapping[str, Any]) -> ModuleCall:
+        """The module and its arguments; a null argument is left out, as ``omit``
+        leaves it out of a task: a template's ``{if: [cond, value, null]}`` means
+        "not given", and modules count a given null as given (mutually_exclusive)."""
+        return ModuleCall(str(properties["module"]), _without_nulls(properties.get("args") or {}))
 
     def _claim(self, properties: Mapping[str, Any]) -> None:
         """Record the thing's identity before the module makes it, when the
@@ -238,7 +246,7 @@ class AnsibleModule(Resource):
                      properties: Mapping[str, Any]) -> dict[str, Any]:
         """The preview: would running the module with these arguments change
         anything?  ``changed`` is None when the module cannot tell (no check mode)."""
-        call = ModuleCall(str(properties["module"]), dict(properties.get("args") or {}))
+        call = self._call(properties)
         try:
             host = self._recorded_host(current) if current is not None else self._host(properties)
             result = self._run(host, call, properties, check=True)
