@@ -207,6 +207,9 @@ def write_configs(cloud: Cloud) -> None:
             "keystone_authtoken": authtoken(cloud, "nova"),
             "placement": service_auth(cloud, "nova"),
             "neutron": service_auth(cloud, "nova"),
+            # Cinder deletes a server's volume attachment only when Nova's call carries
+            # a service token (ConflictNovaUsingAttachment otherwise).
+            "service_user": {"send_service_user_token": True, **service_auth(cloud, "nova")},
             "glance": {"region_name": REGION},
             "cinder": {"os_region_name": REGION},
             "scheduler": {"discover_hosts_in_cells_interval": 2},

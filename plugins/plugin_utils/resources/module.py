@@ -93,8 +93,14 @@ class AnsibleModule(Resource):
             constraints=(allowed_pattern(FQCN_PATTERN, "delete_module must be a fully qualified "
                                                        "collection name"),)),
         "delete_by_id": PropertySchema(
-            "string", "An argument set to the recorded physical id to delete (for modules that "
-                      "find what they manage by name or id: a replacement may have the same name).",
+            "string", "An argument (a dotted path into args, such as attributes.id) set to the "
+                      "recorded physical id to delete (for modules that find what they manage by "
+                      "name or id: a replacement may have the same name).",
+            update_allowed=True),
+        "update_by_id": PropertySchema(
+            "string", "An argument (a dotted path into args) set to the recorded physical id "
+                      "when the module reruns on what it made (update, preview, drift), for "
+                      "modules that find what they manage by the arguments an update changes.",
             update_allowed=True),
         "update_in_place": _string_list(
             "Names (or fnmatch patterns) of arguments whose change reruns the module in place; a "
@@ -147,20 +153,25 @@ class AnsibleModule(Resource):
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         """Rerun the module with the new arguments (only the in-place ones changed)."""
-        return self._converge(properties)
+        return self._converge(properties, current.physical_id)
 
-    def _converge(self, properties: Mapping[str, Any]) -> Outcome:
+    def _converge(self, properties: Mapping[str, Any], physical_id: str = "") -> Outcome:
         host = self._host(properties)
-        call = self._call(properties)
+        call = self._call(properties, physical_id)
         result = self._run(host, call, properties)
         return self._outcome(host, properties, result)
 
     @staticmethod
-    def _call(properties: Mapping[str, Any]) -> ModuleCall:
+    def _call(properties: Mapping[str, Any], physical_id: str = "") -> ModuleCall:
         """The module and its arguments; a null argument is left out, as ``omit``
         leaves it out of a task: a template's ``{if: [cond, value, null]}`` means
-        "not given", and modules count a given null as given (mutually_exclusive)."""
-        return ModuleCall(str(properties["module"]), _without_nulls(properties.get("args") or {}))
+        "not given", and modules count a given null as given (mutually_exclusive).
+        On what the module made (``physical_id``), ``update_by_id`` names it by its id."""
+        arguments = _without_nulls(properties.get("args") or {})
+        by_id = properties.get("update_by_id")
+        if by_id and physical_id:
+            arguments = _with_id(arguments, str(by_id), physical_id)
+        return ModuleCall(str(properties["module"]), arguments)
 
     def _claim(self, properties: Mapping[str, Any]) -> None:
         """Record the thing's identity before the module makes it, when the
@@ -191,17 +202,20 @@ class AnsibleModule(Resource):
         delete_args = properties.get("delete_args")
         delete_module = properties.get("delete_module")
         by_id = properties.get("delete_by_id")
-        # The recorded id, not the name: the replacement may carry the same name.
-        identified = {str(by_id): physical_id} if by_id and physical_id else {}
         if delete_module:
-            return ModuleCall(str(delete_module), _without_nulls({**(delete_args or {}), **identified}))
-        if delete_args is None:
-            if not self.follows_absent(module, args):
+            arguments = _without_nulls(delete_args or {})
+        else:
+            if delete_args is None:
+                if not self.follows_absent(module, args):
+                    return None
+                delete_args = {"state": "absent"}
+            elif not delete_args:
                 return None
-            delete_args = {"state": "absent"}
-        elif not delete_args:
-            return None
-        return ModuleCall(module, _without_nulls({**args, **delete_args, **identified}))
+            arguments = _without_nulls({**args, **delete_args})
+        if by_id and physical_id:
+            # The recorded id, not the name: the replacement may carry the same name.
+            arguments = _with_id(arguments, str(by_id), physical_id)
+        return ModuleCall(str(delete_module or module), arguments)
 
     def follows_absent(self, module: str, args: Mapping[str, Any]) -> bool:
         """Whether ``state: absent`` deletes what the module made: its documented
@@ -246,7 +260,7 @@ class AnsibleModule(Resource):
                      properties: Mapping[str, Any]) -> dict[str, Any]:
         """The preview: would running the module with these arguments change
         anything?  ``changed`` is None when the module cannot tell (no check mode)."""
-        call = self._call(properties)
+        call = self._call(properties, current.physical_id if current is not None else "")
         try:
             host = self._recorded_host(current) if current is not None else self._host(properties)
             result = self._run(host, call, properties, check=True)
@@ -370,6 +384,15 @@ def _in_place(key: str, patterns: Any) -> bool:
 
 def _without_nulls(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in arguments.items() if value is not None}
+
+
+def _with_id(arguments: Mapping[str, Any], path: str, physical_id: str) -> dict[str, Any]:
+    """``arguments`` with the dotted ``path`` (``attributes.id``) set to the id."""
+    head, _, rest = path.partition(".")
+    if not rest:
+        return {**arguments, head: physical_id}
+    inner = arguments.get(head)
+    return {**arguments, head: _with_id(inner if isinstance(inner, Mapping) else {}, rest, physical_id)}
 
 
 def _plain(result: Mapping[str, Any]) -> dict[str, Any]:

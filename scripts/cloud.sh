@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The throwaway OpenStack cloud of the real-cloud tests (tests/cloud/cloud.py).
+#
+#   scripts/cloud.sh deps      Debian's MariaDB and RabbitMQ (apt-get, as root), the
+#                              services' venv (.build/cloud-venv) and the openstack.cloud
+#                              collection (from the `ansible` package on PyPI)
+#   scripts/cloud.sh start     start the cloud in .build/cloud; writes .build/cloud/clouds.yaml
+#   scripts/cloud.sh stop      stop it: nothing of it is left running
+#   scripts/cloud.sh status    what runs, and its memory
+#   scripts/cloud.sh test      deps, start, the tests marked openstack_cloud, stop
+#   scripts/cloud.sh openstack ARGS...   the openstack CLI, pointed at the cloud
+#
+# HOTPLAY_CLOUD_DIR overrides .build/cloud.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+venv=$root/.build/cloud-venv
+dir=${HOTPLAY_CLOUD_DIR:-$root/.build/cloud}
+collections=$root/.build/openstack-collections
+# The `ansible` release whose bundled openstack.cloud the tests drive.
+ansible_package=ansible==12.3.0
+
+system_packages() {
+  local missing=()
+  command -v mariadbd > /dev/null || missing+=(mariadb-server mariadb-client)
+  [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]] || missing+=(rabbitmq-server)
+  ((${#missing[@]})) || return 0
+  local install=(apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}")
+  if [[ $(id -u) != 0 ]] || ! command -v apt-get > /dev/null; then
+    echo "cloud: needs ${missing[*]}; as root run: ${install[*]}" >&2
+    return 1
+  fi
+  echo "cloud: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # The packages' own services must not start: the cloud runs its own, privately.
+  local policy=/usr/sbin/policy-rc.d added=
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && added=1
+  fi
+  "${install[@]}" > /dev/null 2>&1 || { apt-get update -qq && "${install[@]}" > /dev/null; }
+  [[ -z $added ]] || rm -f "$policy"
+}
+
+services_venv() {
+  local marker=$venv/.installed
+  if [[ -f $marker && $marker -nt tests/cloud/constraints.txt && $marker -nt tests/cloud/requirements.txt ]]; then
+    return 0
+  fi
+  local python
+  python=$(bash scripts/find_python.sh)
+  echo "cloud: installing the OpenStack services into $venv" >&2
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -c tests/cloud/constraints.txt -r tests/cloud/requirements.txt \
+    ./tests/cloud/bind_all
+  touch "$marker"
+}
+
+openstack_collection() {
+  [[ -f $collections/ansible_collections/openstack/cloud/MANIFEST.json ]] && return 0
+  echo "cloud: extracting openstack.cloud from $ansible_package" >&2
+  local download=$root/.build/download
+  mkdir -p "$download"
+  "$root/.venv/bin/pip" download -q --no-deps -d "$download" "$ansible_package"
+  rm -rf "$collections" && mkdir -p "$collections"
+  "$root/.venv/bin/python" - "$download" "$collections" << 'PY'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("ansible-*.whl"))
+with zipfile.ZipFile(wheel) as archive:
+    members = [name for name in archive.namelist()
+               if name.startswith("ansible_collections/openstack/cloud/")]
+    archive.extractall(sys.argv[2], members)
+PY
+}
+
+case "${1:-}" in
+  deps) system_packages && services_venv && openstack_collection ;;
+  start) exec "$venv/bin/python" tests/cloud/cloud.py start "$dir" ;;
+  stop) exec "$venv/bin/python" tests/cloud/cloud.py stop "$dir" ;;
+  status) exec "$venv/bin/python" tests/cloud/cloud.py status "$dir" ;;
+  openstack) shift
+    OS_CLIENT_CONFIG_FILE=$dir/clouds.yaml OS_CLOUD=hotplay exec "$venv/bin/openstack" "$@" ;;
+  test)
+    "$0" deps
+    "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
+    rm -rf "$dir"
+    trap '"$venv/bin/python" tests/cloud/cloud.py stop "$dir"' EXIT
+    "$venv/bin/python" tests/cloud/cloud.py start "$dir"
+    export HOTPLAY_CLOUD_DIR=$dir HOTPLAY_OPENSTACK_COLLECTIONS=$collections
+    bash scripts/test.sh cloud ;;
+  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+esac
