@@ -11,8 +11,8 @@ resources, which only the executor can provide, through a ``Scope``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..language.environment import Environment
@@ -350,7 +350,9 @@ class StackDefinition:
             path = f"resources.{name}"
             if self._enabled(entry, path):
                 definitions[name] = self._resource_definition(name, entry, position, path)
-        return definitions
+        implied = implicit_requires(definitions.values())
+        return {name: replace(defn, requires=defn.requires | implied[name]) if implied[name] else defn
+                for name, defn in definitions.items()}
 
     def _resource_definition(
         self, name: str, entry: Mapping[str, Any], position: int, path: str
@@ -551,3 +553,91 @@ def resolve_outputs(definition: StackDefinition) -> tuple[dict[str, Any], dict[s
 def handler_for(definition: ResourceDefinition, runtime: RuntimeContext) -> Resource:
     """The type handler of a resource (provider templates are nested stacks)."""
     return resource_handler(definition.name, definition.implementation, runtime)
+
+
+# -- Heat's implicit dependencies --------------------------------------------------------
+# Heat's resource types add these in add_dependencies, by type name, so they hold for
+# provider templates mapped over those types too: a server waits for the subnets of its
+# networks (Nova takes an address from one, and the subnet cannot go while the server's
+# port holds one), a port for its network's subnets, a floating IP for the router whose
+# gateway is on its network.
+
+SUBNET, SERVER, PORT, ROUTER, FLOATING_IP = ("OS::Neutron::Subnet", "OS::Nova::Server",
+                                             "OS::Neutron::Port", "OS::Neutron::Router",
+                                             "OS::Neutron::FloatingIP")
+
+
+def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, frozenset[str]]:
+    """For each resource, the resources Heat makes it depend on without a reference."""
+    every = list(definitions)
+    subnets = [d for d in every if d.type == SUBNET]
+    routers = [d for d in every if d.type == ROUTER]
+    implied: dict[str, frozenset[str]] = {}
+    for defn in every:
+        if defn.type == SERVER:
+            needs = _server_needs(defn, subnets)
+        elif defn.type == PORT:
+            network = _reference(_network_of(defn.properties))
+            needs = {s.name for s in subnets if _reference(_network_of(s.properties)) == network}
+        elif defn.type == FLOATING_IP:
+            needs = _floating_ip_needs(defn, routers)
+        else:
+            needs = set()
+        implied[defn.name] = frozenset(needs - {defn.name})
+    return implied
+
+
+def _server_needs(server: ResourceDefinition, subnets: list[ResourceDefinition]) -> set[str]:
+    """Heat's Server.add_dependencies: every subnet of a network the server names, and
+    every subnet when a network entry or the subnet's network is not known."""
+    networks = [_plain(entry) for entry in _plain(server.properties.get("networks")) or ()]
+    if not networks:
+        return set()
+    needs = set()
+    for subnet in subnets:
+        on = _reference(_network_of(subnet.properties))
+        for entry in networks:
+            named = _reference(entry.get("network") or entry.get("uuid")) \
+                if isinstance(entry, Mapping) else None
+            if on is None or named is None or named == on:
+                needs.add(subnet.name)
+                break
+    return needs
+
+
+def _floating_ip_needs(floating_ip: ResourceDefinition, routers: list[ResourceDefinition]) -> set[str]:
+    """Heat's FloatingIP.add_dependencies: the routers whose gateway is on its network."""
+    network = _reference(floating_ip.properties.get("floating_network")
+                         or floating_ip.properties.get("floating_network_id"))
+    needs = set()
+    for router in routers:
+        gateway = _plain(router.properties.get("external_gateway_info"))
+        if isinstance(gateway, Mapping) and network is not None \
+                and _reference(gateway.get("network")) == network:
+            needs.add(router.name)
+    return needs
+
+
+def _network_of(properties: Mapping[str, Any]) -> Any:
+    return properties.get("network") or properties.get("network_id")
+
+
+def _plain(snippet: Any) -> Any:
+    """A property's value when it reads no resource (a parameter, a literal); None when
+    it is known only after a resource is made."""
+    if snippet is None or dependencies(snippet):
+        return None if snippet is None or not isinstance(snippet, (Mapping, list)) else snippet
+    return resolve(snippet)
+
+
+def _reference(snippet: Any) -> Any:
+    """What a network property names, comparable between resources: the resources it
+    reads (``get_resource: net`` and ``get_attr: [net, id]`` name the same one) or its
+    value; None when not given."""
+    if snippet is None:
+        return None
+    names = dependencies(snippet)
+    if names:
+        return frozenset(names)
+    value = resolve(snippet)
+    return value if value not in ("", None) else None
