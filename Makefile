@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps unit integration sanity bench fuzz clean
+.PHONY: venv install demo test test-deps unit integration cloud-test sanity bench fuzz clean
 
 venv: $(BIN)/.installed
 
@@ -25,6 +25,12 @@ demo: install
 
 test: install test-deps
 	bash scripts/test.sh
+	bash scripts/cloud.sh test
+
+# The real-OpenStack tests alone: the cloud's packages and venv, the cloud up, the
+# tests, the cloud down (scripts/cloud.sh).
+cloud-test: install
+	bash scripts/cloud.sh test
 
 # The machine's packages the tests need (PostgreSQL, sshd, iproute2), installed
 # with apt-get when missing and run as root; otherwise it says what to install.

@@ -20,6 +20,9 @@ collections=$root/.build/openstack-collections
 # The `ansible` release whose bundled openstack.cloud the tests drive.
 ansible_package=ansible==12.3.0
 
+# pip's warnings about this machine's unreachable local indexes say nothing here.
+quiet_pip() { "$@" 2> >(grep -v "Location 'file:" >&2); }
+
 system_packages() {
   local missing=()
   command -v mariadbd > /dev/null || missing+=(mariadb-server mariadb-client)
@@ -51,8 +54,8 @@ services_venv() {
   echo "cloud: installing the OpenStack services into $venv" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -c tests/cloud/constraints.txt -r tests/cloud/requirements.txt \
+  quiet_pip "$venv/bin/pip" install -q --upgrade pip
+  quiet_pip "$venv/bin/pip" install -q -c tests/cloud/constraints.txt -r tests/cloud/requirements.txt \
     ./tests/cloud/bind_all
   touch "$marker"
 }
@@ -62,7 +65,7 @@ openstack_collection() {
   echo "cloud: extracting openstack.cloud from $ansible_package" >&2
   local download=$root/.build/download
   mkdir -p "$download"
-  "$root/.venv/bin/pip" download -q --no-deps -d "$download" "$ansible_package"
+  quiet_pip "$root/.venv/bin/pip" download -q --no-deps -d "$download" "$ansible_package"
   rm -rf "$collections" && mkdir -p "$collections"
   "$root/.venv/bin/python" - "$download" "$collections" << 'PY'
 import pathlib, sys, zipfile

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the tests: unit (the engine, in-process), integration (real ansible-playbook
-# against the installed collection).  `make test` installs first.
+# against the installed collection), cloud (the same against a real OpenStack, which
+# scripts/cloud.sh test starts first).  `make test` installs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -17,8 +18,10 @@ case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
   all) paths=(tests/unit tests/integration) ;;
+  # One worker: the tests share the one cloud, and its two cores run every service.
+  cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 tests/cloud ;;
   bench) .venv/bin/python benchmarks/bench.py "${@:2}"
          exec .venv/bin/python benchmarks/bench_modules.py ;;
-  *) echo "usage: $0 [unit|integration|all|bench]" >&2; exit 2 ;;
+  *) echo "usage: $0 [unit|integration|all|cloud|bench]" >&2; exit 2 ;;
 esac
 exec .venv/bin/python -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"

@@ -49,7 +49,8 @@ TEMPLATE = """\
         type: OS::Neutron::Port
         properties:
           network: {get_resource: net}
-          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.0.0.20}]
+          # Outside the allocation pool: the server, made alongside, cannot take it.
+          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.0.0.5}]
           security_groups: [{get_resource: web_sg}]
       second_port:
         type: OS::Neutron::Port
@@ -152,7 +153,7 @@ def test_a_stack_of_every_mapped_type_is_made_for_real(stack, conn: Any) -> None
     assert server_port.security_group_ids == [outputs["sg_id"]]
     port = conn.network.get_port(outputs["port_id"])
     assert port.security_group_ids == [outputs["sg_id"]]
-    assert [ip["ip_address"] for ip in port.fixed_ips] == ["10.0.0.20"]
+    assert [ip["ip_address"] for ip in port.fixed_ips] == ["10.0.0.5"]
     # Attributes come from the real API, as templates read them.
     assert outputs["first_address"] == address
     assert outputs["networks"] == {network.name: [address]}

