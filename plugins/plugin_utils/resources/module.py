@@ -388,7 +388,7 @@ def _without_nulls(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 def _with_id(arguments: Mapping[str, Any], path: str, physical_id: str) -> dict[str, Any]:
     """``arguments`` with the dotted ``path`` (``attributes.id``) set to the id."""
-    head, _, rest = path.partition(".")
+    head, _dot, rest = path.partition(".")
     if not rest:
         return {**arguments, head: physical_id}
     inner = arguments.get(head)
