@@ -20,6 +20,8 @@ import yaml
 from conftest import INSTALLED, run_playbook, write_template
 
 MOCK = Path(__file__).resolve().parent / "mock_openstack"
+# The id of the mock cloud's own "public" network (mock_cloud.EXTERNAL_NETWORKS).
+MOCK_PUBLIC_ID = "5f1d6a3e-0000-4000-8000-00000000beef"
 
 TEMPLATE = """\
     heat_template_version: 2018-08-31
@@ -159,7 +161,9 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert server["name"].startswith("app-server-")  # Heat-like physical name
     fip = one(made, "resource")
     assert (fip["service"], fip["type"]) == ("network", "ip")
-    assert fip["attributes"] == {"floating_network_id": "public", "port_id": port_id}
+    # Heat takes the floating network by name; Neutron's API by id: the template looks it up.
+    assert one(made, "networks_info")["name"] == "public"
+    assert fip["attributes"] == {"floating_network_id": MOCK_PUBLIC_ID, "port_id": port_id}
     assert one(made, "volume")["size"] == 10
     attach = one(made, "server_volume")
     assert (attach["server"], attach["volume"], attach["device"]) == (server_id, volume_id, "/dev/vdb")

@@ -35,7 +35,11 @@ MODULES = {
     "volume": ("volume", ["name", "size", "description", "volume_type", "image", "snapshot_id",
                           "availability_zone", "metadata"], ["size"]),
     "server_volume": ("volume", ["server", "volume", "device"], []),
+    "networks_info": ("networks", ["name", "filters"], []),
+    "server_metadata": ("server", ["name", "metadata"], []),
 }
+# A network the pretend cloud has without a stack making it (the floating IPs' own).
+EXTERNAL_NETWORKS = {"public": "5f1d6a3e-0000-4000-8000-00000000beef"}
 
 
 def run(kind: str) -> None:
@@ -45,7 +49,12 @@ def run(kind: str) -> None:
     params = {k: v for k, v in module.params.items() if v is not None}
     with _locked_state() as cloud:
         _log({"module": f"openstack.cloud.{kind}", "args": params, "check_mode": module.check_mode})
-        changed, found = _converge(cloud, kind, params, module.check_mode)
+        if kind == "networks_info":
+            module.exit_json(changed=False, networks=_networks(cloud, params.get("name")))
+        if kind == "server_metadata":
+            changed, found = _set_metadata(cloud, params, module.check_mode)
+        else:
+            changed, found = _converge(cloud, kind, params, module.check_mode)
     result = {"changed": changed, key: found}
     if found and "id" in found:
         result["id"] = found["id"]
@@ -69,6 +78,25 @@ def _converge(cloud: dict, kind: str, params: dict, check: bool) -> tuple[bool, 
     if changes and not check:
         found.update(changes)
     return bool(changes), {**found, **changes}
+
+
+def _networks(cloud: dict, name: str | None) -> list[dict]:
+    """openstack.cloud.networks_info: the networks with that name or id."""
+    known = {**{n: {"id": i, "name": n} for n, i in EXTERNAL_NETWORKS.items()},
+             **{o["id"]: o for o in cloud.get("network", {}).values()}}
+    return [n for n in known.values() if name in (None, n["id"], n.get("name"))]
+
+
+def _set_metadata(cloud: dict, params: dict, check: bool) -> tuple[bool, dict | None]:
+    """openstack.cloud.server_metadata: keys set on the server named by name or id."""
+    server = _find(cloud.setdefault("server", {}), "server", {"name": params["name"]})
+    if server is None:
+        raise SystemExit(f"mock: no server {params['name']}")
+    meta = {**(server.get("meta") or {}), **(params.get("metadata") or {})}
+    changed = meta != server.get("meta")
+    if changed and not check:
+        server["meta"] = meta
+    return changed, {**server, "meta": meta}
 
 
 def _find(objects: dict, kind: str, wanted: dict) -> dict | None:
