@@ -11,6 +11,9 @@ path, ``path`` stays empty so it is not said twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 # A message quotes values it was given; a long one is cut, so that an error stays
 # one readable line and never becomes a dump of the input.
@@ -90,3 +93,16 @@ class StoreError(HotplayError):
 class Paused(Exception):
     """Raised by work that waits for a person (a hook): the node is not done, what
     depends on it waits, and everything else goes on."""
+
+
+def join_path(base: str, items: Sequence[Any]) -> str:
+    """Heat's way of printing a path: numbers (and digit strings) as ``[n]``."""
+    result = base
+    for item in items:
+        if isinstance(item, int) or str(item).isdigit():
+            result += f"[{item}]"
+        elif result:
+            result += f".{item}"
+        else:
+            result = str(item)
+    return result

@@ -625,8 +625,11 @@ def _network_of(properties: Mapping[str, Any]) -> Any:
 def _plain(snippet: Any) -> Any:
     """A property's value when it reads no resource (a parameter, a literal); None when
     it is known only after a resource is made."""
-    if snippet is None or dependencies(snippet):
-        return None if snippet is None or not isinstance(snippet, (Mapping, list)) else snippet
+    if snippet is None:
+        return None
+    if dependencies(snippet):
+        # A list or map with references inside keeps its shape; a function does not.
+        return snippet if isinstance(snippet, (Mapping, list)) else None
     return resolve(snippet)
 
 

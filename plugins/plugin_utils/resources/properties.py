@@ -40,7 +40,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import StackValidationFailed
+from ..errors import StackValidationFailed, join_path
 from .base import Constraint, PropertySchema
 
 
@@ -113,19 +113,6 @@ def schema_for(resource_class: type, values: Mapping[str, Any]) -> Mapping[str, 
     schema: Mapping[str, PropertySchema] = (
         hook(values) if hook is not None else getattr(resource_class, "properties_schema"))
     return schema
-
-
-def join_path(base: str, items: Sequence[str | int]) -> str:
-    """Heat's way of printing a path: numbers (and digit strings) as ``[n]``."""
-    result = base
-    for item in items:
-        if isinstance(item, int) or str(item).isdigit():
-            result += f"[{item}]"
-        elif result:
-            result += f".{item}"
-        else:
-            result = str(item)
-    return result
 
 
 def contains_unknown(value: Any) -> bool:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
-from ...errors import TemplateError
+from ...errors import TemplateError, join_path
 from ..template.versions import VERSIONS
 from .constraints import (
     AllowedPattern,
@@ -334,22 +334,9 @@ def parse_parameter_schemas(section: Mapping[str, Any] | None, source: str, vers
 
 # --- parameter_groups ---------------------------------------------------------------
 
-def _heat_path(items: list[Any]) -> str:
-    """Heat's HeatExceptionWithPath path text (digits as [n], others dotted)."""
-    result = ""
-    for item in items:
-        if isinstance(item, int) or str(item).isdigit():
-            result += f"[{item}]"
-        elif result:
-            result += f".{item}"
-        else:
-            result = str(item)
-    return result
-
-
 def _group_error(message: str, path: list[Any], source: str) -> TemplateError:
     # Heat's StackValidationFailed(error=..., path=..., message=...) text
-    text = f"{MESSAGES['groups_error']}: {_heat_path(path)}: {message}"
+    text = f"{MESSAGES['groups_error']}: {join_path('', path)}: {message}"
     return TemplateError(text, source=source)
 
 
