@@ -452,7 +452,7 @@ def _last_revision(store: Store, stack: StackRecord | None) -> RevisionRecord | 
 
 
 def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
-    if stack.status != "COMPLETE" or stack.action not in ("CREATE", "UPDATE"):
+    if stack.status != "COMPLETE" or stack.action not in ("CREATE", "ADOPT", "UPDATE"):
         return False
     revisions = store.revisions(stack.id)
     return bool(revisions) and revisions[-1].digest == digest and revisions[-1].status == "COMPLETE"

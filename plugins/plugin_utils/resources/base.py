@@ -23,6 +23,11 @@ from ..store.base import ResourceState as ResourceState  # pylint: disable=usele
 from .runtime import RuntimeContext
 
 
+# Keys of ``ResourceState.data`` that are this engine's bookkeeping, not Heat's
+# resource data.
+ENGINE_DATA_KEYS = frozenset({"attributes", "nested_stack_id", "name_skiplist", "external_id"})
+
+
 @dataclass(frozen=True)
 class Constraint:
     """One constraint of a property: ``kind`` is ``allowed_values``, ``range``,
@@ -72,6 +77,9 @@ class Resource:
     # Nested-stack types (provider templates, OS::Heat::Stack, groups) set this:
     # their children are stacks of their own in the store.
     is_nested_stack: ClassVar[bool] = False
+    # Whether a resource of this type that exists already (in a Heat stack's
+    # abandon data) can be recorded as it is, with ``handle_adopt``.
+    adoptable: ClassVar[bool] = False
 
     def __init__(self, name: str, runtime: RuntimeContext) -> None:
         self.name = name
@@ -91,6 +99,17 @@ class Resource:
 
     def handle_delete(self, current: ResourceState) -> None:
         """Remove the physical resource; must succeed when it is already gone."""
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """Record the existing resource ``adopted`` (a language.abandon.AbandonedResource)
+        as this type keeps it: Heat's ``handle_adopt`` keeps the physical id and the
+        resource data as they are.  Only called for ``adoptable`` types."""
+        return Outcome(adopted.resource_id, dict(adopted.data))
+
+    def abandon_data(self, state: ResourceState) -> dict[str, Any]:
+        """The resource data Heat would have for this resource (``resource_data`` of
+        its abandon data): what the type keeps, less the engine's own keys."""
+        return {key: value for key, value in state.data.items() if key not in ENGINE_DATA_KEYS}
 
     def replacement_reason(
         self, old: Mapping[str, Any], new: Mapping[str, Any]

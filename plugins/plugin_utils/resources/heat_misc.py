@@ -36,6 +36,7 @@ class NoneResource(Resource):
 
     type_name = "OS::Heat::None"
     accepts_any_properties: ClassVar[bool] = True
+    adoptable = True
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         return Outcome(str(uuid.uuid4()))
@@ -75,6 +76,7 @@ class Value(Resource):
     """OS::Heat::Value: exposes its ``value`` property (typed by ``type``)."""
 
     type_name = "OS::Heat::Value"
+    adoptable = True
     properties_schema = {
         "value": _value_schema("any"),
         "type": PropertySchema(
@@ -107,6 +109,10 @@ class Value(Resource):
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         return Outcome(current.physical_id, {"attributes": {"value": properties.get("value")}})
 
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        # Heat keeps no resource data for a Value: its attribute is its property.
+        return Outcome(adopted.resource_id, {"attributes": {"value": properties.get("value")}})
+
 
 _CHARACTER_CLASSES = {
     "lettersdigits": string.ascii_letters + string.digits,
@@ -133,6 +139,7 @@ class RandomString(Resource):
     """
 
     type_name = "OS::Heat::RandomString"
+    adoptable = True  # Heat's resource data keeps the string as ``value``, as here
     properties_schema = {
         "length": PropertySchema(
             "integer", "Length of the string to generate.",
@@ -230,6 +237,7 @@ class TestResource(Resource):
 
     __test__ = False  # not a pytest test class, despite its name
     type_name = "OS::Heat::TestResource"
+    adoptable = True  # Heat's resource data keeps ``value``, as here
     properties_schema = {
         "constraint_prop_secs": PropertySchema(
             "number", "Number value for delay during resolve constraint.",

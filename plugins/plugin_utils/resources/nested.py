@@ -33,6 +33,7 @@ class NestedStackResource(Resource):
     """Common life cycle: converge the child stack, delete it, read its outputs."""
 
     is_nested_stack = True
+    adoptable = True  # its members are adopted one by one, to any depth
 
     def __init__(self, name: str, runtime: RuntimeContext) -> None:
         super().__init__(name, runtime)
@@ -63,6 +64,22 @@ class NestedStackResource(Resource):
         )
         self.runtime.note_nested_stack(self.name, child.id)
         return self._converge(child.id, properties, "CREATE")
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """The nested stack Heat has (``adopted.stack``: its abandon data) becomes
+        the child stack, with Heat's id and name; its resources are adopted in turn."""
+        nested = adopted.stack
+        if nested is None:
+            raise self.fail(f"the abandon data of {self.name} is not a nested stack's "
+                            f"(a {self._declared().type} is a stack of its own)")
+        child = self.runtime.store.create_stack(
+            nested.name, parent_id=self.runtime.stack_id, parent_resource=self.name,
+            stack_id=nested.id)
+        self.runtime.note_nested_stack(self.name, child.id)
+        return self._converge(child.id, properties, "ADOPT")
+
+    def abandon_data(self, state: ResourceState) -> dict[str, Any]:
+        return {}  # a nested stack's abandon data is the child stack's own
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         self.bind_current(current)

@@ -39,6 +39,7 @@ from ..model.update_rules import REPLACED, UPDATED, decide, external_id_change, 
 from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
+from ..language.abandon import AbandonedResource, AbandonedStack
 from ..language.template.loader import TemplateSource
 from ..resources.properties import validate_properties
 from ..secrets import key_missing
@@ -129,6 +130,9 @@ class RunOptions:
     host: Any = None
     # A preview (check mode, a plan): nothing is stored, so secrets need no key.
     preview: bool = False
+    # Adoption: the Heat stack (its abandon data) whose existing resources the
+    # run records instead of creating them (operations.adopt).
+    adopt: AbandonedStack | None = None
 
 
 class RunSecrets:
@@ -357,6 +361,8 @@ class StackRun:
         self.definition = definition
         definition.scope.live = self.live
         self.keep_hidden_secret(definition)
+        if self.options.adopt is not None:
+            self._check_adopted_names(definition)
         if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
             self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
         graph = definition.requires_graph()
@@ -455,6 +461,9 @@ class StackRun:
             self._adopt(defn, record)
             return
         properties = self._resolved_properties(defn, handler)
+        if self.options.adopt is not None and (record is None or is_new(record)):
+            self._adopt_existing(defn, handler, properties)
+            return
         if self.path_of(defn.name) in self.options.skip:
             self._accept(record)  # restricted (skip mode), or accepted by a rollback
             return
@@ -669,6 +678,43 @@ class StackRun:
                         data={"external_id": external})
         self.save(state, "state changed")
 
+    # -- adoption (a stack that exists in Heat) -------------------------------------------
+    def _abandoned_stack(self) -> AbandonedStack | None:
+        adopt = self.options.adopt
+        return adopt.nested(self.path) if adopt is not None else None
+
+    def _check_adopted_names(self, definition: StackDefinition) -> None:
+        """The definition and Heat's stack must have the same resources: each one
+        Heat has is adopted, and none is created."""
+        abandoned = self._abandoned_stack()
+        known = set(abandoned.resources) if abandoned is not None else set()
+        declared = set(definition.resources)
+        if known == declared:
+            return
+        where = f"the nested stack {'/'.join(self.path)}" if self.path else "the stack"
+        parts = []
+        if declared - known:
+            parts.append(f"not in Heat's stack: {', '.join(sorted(declared - known))}")
+        if known - declared:
+            parts.append(f"in Heat's stack only: {', '.join(sorted(known - declared))}")
+        raise HotplayError(f"{where} does not have the resources Heat's has ({'; '.join(parts)})")
+
+    def _adopt_existing(self, defn: ResourceDefinition, handler: Resource,
+                        properties: dict[str, Any]) -> None:
+        """Record the resource Heat has, with its physical id and resource data,
+        as Heat's adopt does; nothing is created."""
+        abandoned = self._abandoned_stack()
+        adopted = abandoned.resources[defn.name] if abandoned is not None else None
+        state = replace(self._new_state(defn, "ADOPT", "IN_PROGRESS"), properties=properties)
+        self.save(state, "state changed")
+        try:
+            outcome = self._guard(lambda: _adopted(handler, defn, properties, adopted),
+                                  defn.name, "ADOPT")
+        except _Failed as failure:
+            self.save(self._failed(state, failure.reason), failure.reason)
+            raise
+        self._complete(state, outcome)
+
     def _complete(self, state: ResourceState, outcome: Outcome) -> None:
         done = replace(
             state, status="COMPLETE", status_reason="state changed",
@@ -849,6 +895,17 @@ class _Failed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.action = action
+
+
+def _adopted(handler: Resource, defn: ResourceDefinition, properties: dict[str, Any],
+             adopted: AbandonedResource | None) -> Outcome:
+    """A handler's adoption, for the types that can be adopted."""
+    if adopted is None:
+        raise ResourceFailure("Heat's abandon data has no such resource")
+    if not handler.adoptable:
+        raise ResourceFailure(f"a {defn.type} cannot be adopted (hotplay.stacks cannot manage "
+                              "an existing one)")
+    return handler.handle_adopt(properties, adopted)
 
 
 def _deleted(handler: Resource, record: ResourceState) -> Outcome:

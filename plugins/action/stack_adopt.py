@@ -1,0 +1,76 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of hotplay.stacks.stack_adopt: record a stack of a running Heat
+(its abandon data, from a file or from the cloud) as revision 1, resources kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
+    STORE_KEY_OPTION,
+    StackAction,
+    progress_printer,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon import (
+    AbandonedStack,
+    load_abandon_file,
+    read_abandon,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import (
+    AdoptRequest,
+    adopt_stack,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.heat_api import heat_client
+
+ARGUMENT_SPEC: dict[str, Any] = {
+    "name": {"type": "str"},
+    "abandon_file": {"type": "path"},
+    "cloud": {"type": "str"},
+    "stack": {"type": "str"},
+    "template": {"type": "path"},
+    "environment": {"type": "list", "elements": "path", "default": []},
+    "parameters": {"type": "dict", "default": {}},
+    "file_roots": {"type": "list", "elements": "path", "default": []},
+    "nested_depth": {"type": "int", "default": 0},
+    "store": {"type": "str"},
+    "store_key": STORE_KEY_OPTION,
+}
+
+
+class ActionModule(StackAction):
+    """Adopt a Heat stack; in check mode, show what would be adopted."""
+
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = (("abandon_file", "cloud"),)
+
+    def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        abandoned, source = self._abandoned(args)
+        name = args["name"] or abandoned.name
+        request = AdoptRequest(
+            name=name, abandoned=abandoned, source=source,
+            template=self._loader.path_dwim(args["template"]) if args["template"] else None,
+            environment=[self._loader.path_dwim(p) for p in args["environment"]],
+            parameters=args["parameters"],
+            file_roots=[self._loader.path_dwim(p) for p in args["file_roots"]],
+            check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
+        )
+        with self.task_store(args) as store:
+            adopted = adopt_stack(store, request, self.holder, progress_printer(name, store.secrets))
+        result = adopted.as_dict()
+        result.update(changed=True, heat_stack_id=abandoned.id, heat_stack_name=abandoned.name)
+        return result
+
+    def _abandoned(self, args: dict[str, Any]) -> tuple[AbandonedStack, str]:
+        """Heat's abandon data, and where it came from (for messages)."""
+        if args["abandon_file"]:
+            path = self._loader.path_dwim(args["abandon_file"])
+            return load_abandon_file(path), path
+        if not (args["cloud"] and args["stack"]):
+            # required_one_of and required_together, in one message
+            raise HotplayError("stack_adopt needs abandon_file, or cloud and stack")
+        source = f"cloud {args['cloud']}, stack {args['stack']}"
+        with heat_client(args["cloud"]) as heat:
+            return read_abandon(heat.export(args["stack"]), source), source
+

@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright: hotplay.stacks contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Documentation only: the module is implemented by the action plugin
+# plugins/action/stack_adopt.py, which writes the state store on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: stack_adopt
+short_description: Adopt a stack of a running OpenStack Heat, its resources kept
+version_added: 0.1.0
+description:
+  - Records a stack that a running Heat manages as a new stack of the store, as
+    Heat's C(openstack stack adopt) does; as revision 1, status C(ADOPT_COMPLETE),
+    every resource with the physical id Heat has and the values Heat generated
+    (an C(OS::Heat::RandomString)'s string, a C(OS::Heat::TestResource)'s value),
+    nested stacks (provider templates, C(OS::Heat::Stack), C(OS::Heat::ResourceGroup)
+    members by their names) to any depth. Nothing is created or changed in the cloud.
+  - The stack comes from Heat's abandon data, read from O(abandon_file) (what
+    C(openstack stack abandon) or C(openstack stack export) writes) or fetched from
+    the cloud O(cloud) (Heat's C(stack export) API, with C(enable_stack_abandon = true)
+    in heat.conf). Heat keeps managing the stack; abandon it there afterwards
+    (the playbook M(hotplay.stacks.migrate_from_heat) does) so that only one of
+    them acts on it.
+  - Resources are matched by name with the template's, at every level. A stack
+    whose template and Heat's resources do not match, a resource Heat never
+    created (no physical id), or a resource of a type this collection cannot
+    manage (anything but C(OS::Heat::None), C(Value), C(RandomString),
+    C(TestResource), provider templates, C(OS::Heat::Stack),
+    C(OS::Heat::ResourceGroup) and C(ResourceChain)) refuses the adoption with one
+    message naming them, and nothing is written to the store.
+  - The adoption is run first in a scratch store, then copied into the store in
+    one verified transaction.
+  - After the adoption, M(hotplay.stacks.stack) with the same O(template),
+    O(environment) and O(parameters) changes nothing; a changed template updates
+    or replaces the adopted resources as Heat would. M(hotplay.stacks.stack_info)
+    with C(format=heat_abandon) gives the abandon data back for C(openstack stack
+    adopt).
+options:
+  name:
+    description:
+      - Name of the stack in the store. Default the name Heat has.
+      - A stack of that name in the store already fails the task.
+    type: str
+  abandon_file:
+    description:
+      - A file of Heat's abandon data (JSON), as C(openstack stack abandon) or
+        C(openstack stack export) writes it.
+      - Data that is not Heat's fails the task naming the file and the place in it.
+      - Mutually exclusive with O(cloud).
+    type: path
+  cloud:
+    description:
+      - The C(clouds.yaml) entry of the cloud whose Heat runs the stack (openstacksdk
+        on the controller). Needs O(stack).
+    type: str
+  stack:
+    description:
+      - The stack's name in Heat, with O(cloud).
+    type: str
+  template:
+    description:
+      - The template file you will apply the stack from, as
+        M(hotplay.stacks.stack)'s O(hotplay.stacks.stack#module:template). It must
+        be the template Heat runs (the same document); the stack's revision 1
+        records it, so that applying it next changes nothing.
+      - Default Heat's own template, environment and files from the abandon data
+        (then a later apply from your files records a new revision, with no
+        resource changed when they are the same).
+    type: path
+  environment:
+    description:
+      - Environment files, as M(hotplay.stacks.stack)'s, with O(template).
+    type: list
+    elements: path
+    default: []
+  parameters:
+    description:
+      - Parameter values, as M(hotplay.stacks.stack)'s. With O(template), the
+        resulting values must be those Heat has.
+    type: dict
+    default: {}
+  file_roots:
+    description:
+      - Directories besides the template's where its files may be read, as
+        M(hotplay.stacks.stack)'s.
+    type: list
+    elements: path
+    default: []
+  nested_depth:
+    description:
+      - How deep C(resources) and C(events) go, as M(hotplay.stacks.stack)'s.
+    type: int
+    default: 0
+extends_documentation_fragment:
+  - hotplay.stacks.store
+  - hotplay.stacks.attributes
+  - hotplay.stacks.attributes.controller
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode the adoption is run in a scratch store only; the result shows
+        the resources that would be adopted, with their physical ids.
+  diff_mode:
+    support: none
+  idempotent:
+    support: none
+    details:
+      - A stack of the same name in the store already fails the task.
+requirements:
+  - openstacksdk (with O(cloud) only)
+seealso:
+  - module: hotplay.stacks.stack
+  - module: hotplay.stacks.stack_info
+  - name: Migrating from Heat
+    description: The collection's guide (docs/migrating-from-heat.md).
+    link: https://github.com/hotplay/stacks/blob/main/docs/migrating-from-heat.md
+  - name: Heat's stack abandon and adopt
+    description: The commands whose data this module reads.
+    link: https://docs.openstack.org/python-openstackclient/latest/cli/plugin-commands/heat.html
+author:
+  - hotplay.stacks contributors (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: What would be adopted from an abandon file
+  hotplay.stacks.stack_adopt:
+    abandon_file: "{{ playbook_dir }}/web.abandon.json"
+    template: "{{ playbook_dir }}/templates/web.yaml"
+    environment: ["{{ playbook_dir }}/templates/env.yaml"]
+  check_mode: true
+
+- name: Adopt the stack web from the cloud's Heat
+  hotplay.stacks.stack_adopt:
+    cloud: production
+    stack: web
+    template: "{{ playbook_dir }}/templates/web.yaml"
+    environment: ["{{ playbook_dir }}/templates/env.yaml"]
+
+- name: From now on, apply it here (nothing changes)
+  hotplay.stacks.stack:
+    name: web
+    template: "{{ playbook_dir }}/templates/web.yaml"
+    environment: ["{{ playbook_dir }}/templates/env.yaml"]
+"""
+
+RETURN = r"""
+stack_id:
+  description: The stack's id, Heat's.
+  returned: success
+  type: str
+stack_status:
+  description: C(ADOPT_COMPLETE), as in Heat.
+  returned: success
+  type: str
+  sample: ADOPT_COMPLETE
+revision:
+  description: The stack's revision, 1.
+  returned: success
+  type: int
+outputs:
+  description: The stack's outputs, from the adopted resources.
+  returned: success
+  type: dict
+resources:
+  description:
+    - The adopted resources (down to O(nested_depth)), as the C(resources) result of
+      M(hotplay.stacks.stack); C(physical_id) is Heat's.
+  returned: success
+  type: list
+  elements: dict
+events:
+  description: The C(ADOPT) events recorded (none in check mode).
+  returned: success
+  type: list
+  elements: dict
+heat_stack_name:
+  description: The stack's name in Heat.
+  returned: success
+  type: str
+heat_stack_id:
+  description: The stack's id in Heat.
+  returned: success
+  type: str
+msg:
+  description: Why the adoption was refused.
+  returned: on failure
+  type: str
+  sample: "web.json: stack web has resources of types hotplay.stacks cannot adopt: server (OS::Nova::Server); nothing was written"
+"""

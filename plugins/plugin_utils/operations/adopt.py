@@ -1,0 +1,191 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Adopting a stack that a running Heat manages: its existing resources are
+recorded as revision 1, with their physical ids and the values Heat generated,
+and nothing is created.
+
+The adoption runs first into a scratch store (a SQLite file in a temporary
+directory): the whole definition, nested stacks to any depth, is built and each
+resource matched with Heat's.  Only when every resource was adopted is the stack
+copied into the task's store, in one verified transaction (store.copy); a
+refusal, at any depth, leaves the task's store untouched.  Check mode stops
+before the copy and shows what would be adopted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result
+from ..adapters.views import outcome_of
+from ..errors import HotplayError
+from ..language.abandon import AbandonedStack
+from ..language.environment import parse_environment
+from ..language.template.loader import TemplateSource
+from ..model.definition import StackDefinition, StackIdentity
+from ..model.inputs import (
+    LoadedInputs,
+    definition_digest,
+    keep_hidden_secrets,
+    load_inputs,
+    recorded_definition,
+)
+from ..resources.base import resource_class
+from ..run.executor import Event, RunOptions, StackRun
+from ..store.base import Store
+from ..store.copy import CopyRequest, copy_stacks
+from ..store.sealed import SealedStore, sealed
+from ..store.sql import SqlStore
+from ..store.sqlite import SqliteStore
+
+
+class AdoptRefused(HotplayError):
+    """The stack cannot be adopted as asked: nothing is written."""
+
+
+@dataclass(frozen=True)
+class AdoptRequest:
+    name: str
+    abandoned: AbandonedStack
+    source: str  # where the abandon data came from, for messages
+    # The template and environment files the stack will be applied from; when
+    # None, Heat's own (from the abandon data) are recorded.
+    template: str | None = None
+    environment: Sequence[str] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    file_roots: Sequence[str] = ()
+    check_mode: bool = False
+    nested_depth: int = 0
+    host: Any = None
+
+
+def adopt_stack(store: Store, request: AdoptRequest, holder: str,
+                progress: ProgressCallback | None = None) -> StackResult:
+    """Record Heat's stack as revision 1 of a new stack of the store."""
+    store = sealed(store)
+    if store.find_stack(request.name) is not None:
+        raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
+                           "name, or delete that stack first")
+    refuse_unmanaged(request.abandoned, request.source)
+    inputs, given = _inputs(request)
+    definition = _definition(request, inputs, given)
+    keep_hidden_secrets(store, definition.parameters, request.name)
+    recorded = recorded_definition(inputs, given, definition.parameters.values,
+                                   definition.parameters.hidden_names())
+    digest = definition_digest(inputs, given, store.digest)
+    events: list[Event] = []
+    with scratch_store(store) as scratch:
+        adopted = _adopt_into(scratch, request, definition, recorded, digest,
+                              event_sink(events, progress))
+        if request.check_mode:
+            return adopted
+        if not isinstance(store.inner, SqlStore) or not isinstance(scratch.inner, SqlStore):
+            raise AdoptRefused("adoption needs a SQLite or PostgreSQL store")
+        copy_stacks(scratch.inner, store.inner, CopyRequest(stacks=[request.name]), holder)
+    final = store.find_stack(request.name)
+    if final is None:  # the copy verified what it wrote: this cannot be
+        raise AdoptRefused(f"stack {request.name} was not recorded")
+    return stack_result(store, final, events, request.nested_depth,
+                        definition.parameters.display())
+
+
+def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDefinition,
+                recorded: dict[str, Any], digest: str, sink: Any) -> StackResult:
+    """Run the adoption in the scratch store; refuse it when a resource failed."""
+    stack = scratch.create_stack(request.name, stack_id=request.abandoned.id)
+    scratch.attach(stack.id)
+    revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
+    run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
+                                                            host=request.host))
+    try:
+        ok = run.converge(definition, "ADOPT")
+    except HotplayError as error:  # the top stack's resources are not Heat's
+        raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: {error}",
+                           source=request.source) from None
+    final = scratch.get_stack(stack.id)
+    scratch.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
+                            final.status_reason, outcome_of(scratch, stack.id))
+    if not ok:
+        raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: "
+                           f"{final.status_reason}; nothing was written", source=request.source)
+    return stack_result(scratch, final, [], request.nested_depth, definition.parameters.display())
+
+
+def refuse_unmanaged(abandoned: AbandonedStack, source: str) -> None:
+    """One refusal naming every resource, at any depth, of a type this collection
+    cannot adopt (and so could not manage)."""
+    unmanaged = [f"{'/'.join(path)} ({entry.type})" for path, entry in abandoned.walk()
+                 if entry.stack is None and not _adoptable(entry.type)]
+    if unmanaged:
+        raise AdoptRefused(
+            f"stack {abandoned.name} has resources of types hotplay.stacks cannot adopt: "
+            f"{', '.join(unmanaged)}; nothing was written", source=source)
+
+
+def _adoptable(type_name: str) -> bool:
+    cls = resource_class(type_name)
+    return cls is not None and cls.adoptable
+
+
+def _inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
+    """The user's files when given (so that applying them next changes nothing),
+    else Heat's template, environment and files."""
+    if request.template:
+        return (load_inputs(request.template, request.environment, request.file_roots),
+                dict(request.parameters))
+    abandoned = request.abandoned
+    files = dict(abandoned.files)
+    source = TemplateSource(f"{request.source}: template", dict(abandoned.template), files)
+    name = f"{request.source}: environment"
+    environment = parse_environment(dict(abandoned.environment), name)
+    text = yaml.safe_dump(dict(abandoned.environment), sort_keys=True)
+    return LoadedInputs(source, environment, files, ((name, text),)), dict(request.parameters)
+
+
+def _definition(request: AdoptRequest, inputs: LoadedInputs, given: dict[str, Any]) -> StackDefinition:
+    identity = StackIdentity(request.name, request.abandoned.id)
+    definition = StackDefinition(inputs.source, inputs.environment, given, identity, inputs.files)
+    if request.template:
+        _refuse_other_template(request, inputs, definition)
+    return definition
+
+
+def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
+                           definition: StackDefinition) -> None:
+    """The template given must be the one Heat runs, with the same parameter
+    values: the records claim the properties the real resources have."""
+    abandoned = request.abandoned
+    if dict(inputs.source.data) != dict(abandoned.template):
+        raise AdoptRefused(
+            f"the template {request.template} is not the one stack {abandoned.name} runs in "
+            f"Heat ({request.source}): adopt with Heat's template (leave template out), then "
+            "apply yours")
+    heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source))
+    heat = StackDefinition(heat_inputs.source, heat_inputs.environment, {},
+                           StackIdentity(request.name, abandoned.id), heat_inputs.files)
+    ours, theirs = definition.parameters.values, heat.parameters.values
+    differ = sorted(k for k in set(ours) | set(theirs)
+                    if ours.get(k) != theirs.get(k) and not k.startswith("OS::"))
+    if differ:
+        raise AdoptRefused(
+            f"parameters {', '.join(differ)} differ from those stack {abandoned.name} has in Heat "
+            f"({request.source}): give the values Heat has")
+
+
+@contextmanager
+def scratch_store(store: SealedStore) -> Iterator[SealedStore]:
+    """A throwaway store sealed with the same key (so that the rows copied from it
+    open in ``store``)."""
+    with tempfile.TemporaryDirectory(prefix="hotplay-adopt-") as directory:
+        scratch = sealed(SqliteStore(os.path.join(directory, "adopt.db")), store.key)
+        try:
+            yield scratch
+        finally:
+            scratch.close()

@@ -1,0 +1,101 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A running Heat, reached through openstacksdk and a ``clouds.yaml`` entry: list a
+project's stacks, export one (its abandon data, ``GET .../export``), abandon one
+(``DELETE .../abandon``: Heat forgets it and keeps its resources).
+
+Requests go through an adapter of openstacksdk's session for the orchestration
+service (endpoint from the catalog, or ``orchestration_endpoint_override``),
+without openstacksdk's version discovery: a standalone Heat without Keystone
+answers none.  openstacksdk is imported only here, when a cloud is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import HotplayError
+
+
+class HeatApiError(HotplayError):
+    """The cloud, or Heat in it, refused or could not be reached."""
+
+
+class HeatClient:
+    """The few calls of Heat's orchestration API the migration needs."""
+
+    def __init__(self, adapter: Any, cloud: str) -> None:
+        self._adapter = adapter
+        self.cloud = cloud
+
+    def list_stacks(self) -> list[dict[str, Any]]:
+        """The project's top-level stacks: name, id, stack_status."""
+        found = self._call("GET", "/stacks", "list stacks")
+        return [{"name": s["stack_name"], "id": s["id"], "stack_status": s["stack_status"]}
+                for s in found.get("stacks", [])]
+
+    def export(self, name: str) -> dict[str, Any]:
+        """The stack's abandon data, the stack left in Heat (``stack export``)."""
+        stack_id = self._stack_id(name)
+        exported: dict[str, Any] = self._call("GET", f"/stacks/{name}/{stack_id}/export",
+                                              f"export stack {name}")
+        return exported
+
+    def abandon(self, name: str) -> dict[str, Any]:
+        """Heat forgets the stack, its resources kept (``stack abandon``)."""
+        stack_id = self._stack_id(name)
+        abandoned: dict[str, Any] = self._call("DELETE", f"/stacks/{name}/{stack_id}/abandon",
+                                               f"abandon stack {name}")
+        return abandoned
+
+    def _stack_id(self, name: str) -> str:
+        shown = self._call("GET", f"/stacks/{name}", f"find stack {name}")
+        return str(shown["stack"]["id"])
+
+    def _call(self, method: str, path: str, what: str) -> Any:
+        try:
+            response = self._adapter.request(path, method, raise_exc=False)
+        except Exception as error:  # noqa: BLE001 - keystoneauth's many connection errors
+            raise HeatApiError(f"cloud {self.cloud}: cannot {what}: {error}") from None
+        if response.status_code >= 400:
+            raise HeatApiError(f"cloud {self.cloud}: Heat refused to {what}: "
+                               f"HTTP {response.status_code}: {_heat_message(response)}")
+        return response.json() if response.content else {}
+
+
+def _heat_message(response: Any) -> str:
+    """Heat's error title and explanation (``NotSupported: Stack Abandon is not
+    supported.`` when heat.conf lacks enable_stack_abandon)."""
+    try:
+        error = response.json().get("error", {})
+    except ValueError:
+        return response.text[:300]
+    return f"{error.get('type', '')}: {error.get('message', '')}".strip(": ") or response.reason
+
+
+@contextmanager
+def heat_client(cloud: str) -> Iterator[HeatClient]:
+    """A client of the orchestration service of ``cloud`` (a clouds.yaml entry)."""
+    try:
+        # Imported here: only a migration from a running Heat needs openstacksdk.
+        import openstack  # pylint: disable=import-outside-toplevel
+        from keystoneauth1 import adapter  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise HeatApiError("reaching a cloud needs the Python package openstacksdk "
+                           "on the controller (pip install openstacksdk)") from None
+    try:
+        connection = openstack.connect(cloud=cloud)
+    except Exception as error:  # noqa: BLE001 - openstacksdk's config errors vary
+        raise HeatApiError(f"cloud {cloud}: {error}") from None
+    config = connection.config
+    client = adapter.Adapter(
+        session=connection.session, service_type="orchestration",
+        interface=config.get_interface("orchestration"),
+        region_name=config.get_region_name("orchestration"),
+        endpoint_override=config.get_endpoint("orchestration"))
+    try:
+        yield HeatClient(client, cloud)
+    finally:
+        connection.close()

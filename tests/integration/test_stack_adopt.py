@@ -1,0 +1,179 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""hotplay.stacks.stack_adopt through real ansible-playbook, from an abandon file
+written here in Heat's format (the tests against a real Heat are in tests/heat):
+adopt, apply the same template (nothing changes), update in place, roll back to
+revision 1, and refusals that write nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import write_template
+
+MAIN = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      label: {type: string, default: one}
+    resources:
+      password:
+        type: OS::Heat::RandomString
+        properties: {length: 12}
+      marker:
+        type: OS::Heat::TestResource
+        properties:
+          value: {list_join: ["-", [{get_param: label}, {get_attr: [password, value]}]]}
+      group:
+        type: OS::Heat::ResourceGroup
+        properties:
+          count: 2
+          index_var: "%i%"
+          resource_def:
+            type: My::Thing
+            properties: {label: {get_param: label}, index: "%i%"}
+    outputs:
+      marker: {value: {get_attr: [marker, output]}}
+      members: {value: {get_attr: [group, value]}}
+    """
+THING = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      label: {type: string}
+      index: {type: string}
+    resources:
+      inner:
+        type: OS::Heat::Value
+        properties:
+          value: {list_join: ["-", [{get_param: label}, {get_param: index}]]}
+    outputs:
+      value: {value: {get_attr: [inner, value]}}
+    """
+
+
+def heat_abandon(folder: Path) -> dict[str, Any]:
+    """What Heat's abandon of that stack looks like (files keyed by URL, as the
+    openstack client sends them; the nested stacks' own abandon data)."""
+    import yaml
+
+    thing_url = f"file://{folder / 'thing.yaml'}"
+
+    def resource(name: str, type_name: str, resource_id: str, data: dict | None = None) -> dict:
+        return {"name": name, "resource_id": resource_id, "type": type_name, "action": "CREATE",
+                "status": "COMPLETE", "metadata": {}, "resource_data": data or {}}
+
+    def stack(name: str, stack_id: str, resources: dict, template: dict | None = None) -> dict:
+        return {"name": name, "id": stack_id, "action": "CREATE", "status": "COMPLETE",
+                "template": template or {}, "environment": {}, "files": {}, "resources": resources,
+                "project_id": "admin", "stack_user_project_id": "x", "tags": []}
+
+    members = {
+        index: stack(f"web-group-g-{index}-m", f"0000000{index}-0000-0000-0000-00000000000{index}",
+                     {"inner": resource("inner", "OS::Heat::Value", f"web-group-g-{index}-m-inner-v")})
+        for index in ("0", "1")
+    }
+    data = stack("web", "aaaaaaaa-0000-0000-0000-000000000001", {
+        "password": resource("password", "OS::Heat::RandomString", "web-password-r",
+                             {"value": "K9vQ2mX7pL4z"}),
+        "marker": resource("marker", "OS::Heat::TestResource", "web-marker-t",
+                           {"value": "one-K9vQ2mX7pL4z"}),
+        "group": stack("web-group-g", "bbbbbbbb-0000-0000-0000-000000000002", members),
+    }, yaml.safe_load((folder / "main.yaml").read_text()))
+    data["template"]["heat_template_version"] = "2018-08-31"  # Heat keeps the text
+    data["environment"] = {"parameters": {}, "resource_registry": {"My::Thing": thing_url}}
+    data["files"] = {thing_url: (folder / "thing.yaml").read_text()}
+    return data
+
+
+def write_abandon(folder: Path, data: dict[str, Any]) -> Path:
+    path = folder / "web.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def adopt(register: str, folder: Path, **options: Any) -> dict[str, Any]:
+    return {"hotplay.stacks.stack_adopt": {
+        "abandon_file": str(folder / "web.json"), "template": str(folder / "main.yaml"),
+        "environment": [str(folder / "env.yaml")], "nested_depth": 2, **options}, "register": register}
+
+
+def apply(register: str, folder: Path, **parameters: str) -> dict[str, Any]:
+    return {"hotplay.stacks.stack": {"name": "web", "template": str(folder / "main.yaml"),
+                                     "environment": [str(folder / "env.yaml")],
+                                     "parameters": parameters, "nested_depth": 2},
+            "register": register}
+
+
+def prepare(folder: Path) -> None:
+    write_template(folder, "main.yaml", MAIN)
+    write_template(folder, "thing.yaml", THING)
+    (folder / "env.yaml").write_text("resource_registry:\n  My::Thing: thing.yaml\n")
+    write_abandon(folder, heat_abandon(folder))
+
+
+def ids(result: dict[str, Any]) -> dict[str, str]:
+    return {r["name"]: r["physical_id"] for r in result["resources"]}
+
+
+def test_adopt_apply_update_and_roll_back(run_tasks, tmp_path: Path) -> None:
+    prepare(tmp_path)
+    run = run_tasks([
+        {**adopt("preview", tmp_path), "check_mode": True},
+        {"hotplay.stacks.stack_info": {"name": "web"}, "register": "after_preview"},
+        adopt("adopted", tmp_path),
+        apply("same", tmp_path),
+        apply("updated", tmp_path, label="two"),
+        {"hotplay.stacks.stack_rollback": {"name": "web", "revision": 1, "nested_depth": 2},
+         "register": "rolled_back"},
+    ])
+    results = run.results
+    assert results["preview"]["changed"] is True and not results["preview"]["failed"]
+    assert ids(results["preview"])["group/1/inner"] == "web-group-g-1-m-inner-v"
+    assert results["after_preview"]["exists"] is False  # check mode wrote nothing
+
+    adopted = results["adopted"]
+    assert adopted["stack_status"] == "ADOPT_COMPLETE" and adopted["revision"] == 1
+    assert adopted["stack_id"] == "aaaaaaaa-0000-0000-0000-000000000001"
+    heat_ids = ids(adopted)
+    assert heat_ids["password"] == "web-password-r" and heat_ids["group"] == "bbbbbbbb-0000-0000-0000-000000000002"
+    assert heat_ids["group/0"] == "00000000-0000-0000-0000-000000000000"
+    assert adopted["outputs"] == {"marker": "one-K9vQ2mX7pL4z", "members": ["one-0", "one-1"]}
+
+    same = results["same"]
+    assert same["changed"] is False and same["revision"] == 1, same.get("plan")
+
+    updated = results["updated"]
+    assert updated["stack_status"] == "UPDATE_COMPLETE"
+    assert updated["outputs"] == {"marker": "two-K9vQ2mX7pL4z", "members": ["two-0", "two-1"]}
+    assert ids(updated) == heat_ids  # updated in place: the same physical resources
+    updated_names = {e["resource_name"] for e in updated["events"] if e["action"] == "UPDATE"}
+    assert {"marker", "group"} <= updated_names and "password" not in updated_names
+
+    rolled_back = results["rolled_back"]
+    assert rolled_back["stack_status"] == "ROLLBACK_COMPLETE", rolled_back.get("msg")
+    assert rolled_back["outputs"] == adopted["outputs"]
+    assert ids(rolled_back) == heat_ids
+
+
+def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path: Path) -> None:
+    prepare(tmp_path)
+    data = heat_abandon(tmp_path)
+    data["resources"]["group"]["resources"]["1"]["resources"]["inner"]["resource_id"] = ""
+    write_abandon(tmp_path, data)
+    first = run_tasks([adopt("no_id", tmp_path)], name="no_id").results["no_id"]
+    data = heat_abandon(tmp_path)
+    data["resources"]["server"] = {**data["resources"]["marker"], "type": "OS::Nova::Server"}
+    write_abandon(tmp_path, data)
+    run = run_tasks([adopt("server", tmp_path),
+                     {"hotplay.stacks.stack_info": {}, "register": "listed"}], name="server")
+    assert first["failed"] is True
+    assert first["msg"] == (
+        f"{tmp_path / 'web.json'}: resources.group.resources.1.resources.inner: resource inner has no "
+        "physical resource (resource_id is empty; Heat has it CREATE_COMPLETE): only a resource Heat "
+        "created can be adopted")
+    server = run.results["server"]
+    assert server["failed"] is True and "Traceback" not in run.stdout
+    assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "
+                             "cannot adopt: server (OS::Nova::Server); nothing was written")
+    assert run.results["listed"]["stacks"] == []
