@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
@@ -22,6 +24,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     StackNotFound,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.export import heat_abandon
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str"},
@@ -32,6 +35,8 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "graph": {"type": "str", "choices": list(FORMATS)},
     "compare_revisions": {"type": "list", "elements": "int"},
     "drift": {"type": "bool", "default": False},
+    "format": {"type": "str", "choices": ["heat_abandon"]},
+    "dest": {"type": "path"},
 }
 
 
@@ -43,6 +48,8 @@ class ActionModule(StackAction):
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         with self.task_store(args) as store:
             shown = {"changed": False, **self._read(store, args)}
+            if args["format"] and shown.get("exists"):
+                shown["heat_abandon"] = self._export(store, args)
             if args["drift"] and shown.get("exists"):
                 try:
                     report = detect_drift(store, store.find_stack(args["name"]), self.host)
@@ -50,6 +57,13 @@ class ActionModule(StackAction):
                     return {**shown, **engine_failure(error)}
                 shown.update(drift=report, drifted=drifted(report))
         return shown
+
+    def _export(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
+        """Heat's abandon data of the stack; written to ``dest`` when given."""
+        data = heat_abandon(store, args["name"])
+        if args["dest"]:
+            write_private(self._loader.path_dwim(args["dest"]), json.dumps(data, indent=1) + "\n")
+        return data
 
     @staticmethod
     def _read(store: Any, args: dict[str, Any]) -> dict[str, Any]:
@@ -70,3 +84,13 @@ class ActionModule(StackAction):
                 raise HotplayError("compare_revisions takes two revision numbers")
             shown["revision_diff"] = revision_diff(store, args["name"], compare[0], compare[1])
         return shown
+
+
+def write_private(path: str, text: str) -> None:
+    """Write ``text`` to a file only its owner may read (it holds hidden values)."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise HotplayError(f"cannot write {path}: {error.strerror or error}") from None

@@ -73,6 +73,21 @@ options:
       - Ignored without O(name).
     type: bool
     default: false
+  format:
+    description:
+      - V(heat_abandon) also gives the stack as Heat's abandon data, in
+        RV(heat_abandon), the JSON that C(openstack stack adopt --adopt-file) takes
+        (Heat needs C(enable_stack_adopt = true) in heat.conf), so that the stack
+        can go to Heat with its resources. Needs O(name).
+      - The data holds the stack's parameter values, hidden ones included, in the
+        clear (Heat needs them); in the task result they are masked.
+    type: str
+    choices: [heat_abandon]
+  dest:
+    description:
+      - With O(format=heat_abandon), also write the abandon data to this file on
+        the controller (mode 0600; hidden values in the clear).
+    type: path
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -144,6 +159,29 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+heat_abandon:
+  description:
+    - With O(format=heat_abandon), the stack as Heat's abandon data (Heat's
+      C(prepare_abandon) format; nested stacks as their own abandon data).
+  returned: when O(name) and O(format) are given and the stack exists
+  type: dict
+  sample:
+    name: web
+    id: 0b1a6c1e-0ab5-4d3f-9f5e-d2f0c6a1e001
+    action: ADOPT
+    status: COMPLETE
+    template: {heat_template_version: "2018-08-31", resources: {}}
+    environment: {parameters: {}, resource_registry: {}}
+    files: {}
+    resources:
+      password:
+        name: password
+        resource_id: web-password-3nqs8bp2xk1c
+        type: OS::Heat::RandomString
+        action: ADOPT
+        status: COMPLETE
+        metadata: {}
+        resource_data: {value: K9vQ2mX7pL4z}
 drift:
   description:
     - With O(drift=true), per module resource (by its path from the top stack),

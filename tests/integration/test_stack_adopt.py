@@ -177,3 +177,32 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "
                              "cannot adopt: server (OS::Nova::Server); nothing was written")
     assert run.results["listed"]["stacks"] == []
+
+
+def test_export_as_heat_abandon_data_adopts_back_the_same(run_tasks, tmp_path: Path) -> None:
+    prepare(tmp_path)
+    exported = tmp_path / "exported.json"
+    run = run_tasks([
+        adopt("adopted", tmp_path),
+        apply("updated", tmp_path, label="two"),
+        {"hotplay.stacks.stack_info": {"name": "web", "format": "heat_abandon", "dest": str(exported)},
+         "register": "info"},
+        {"hotplay.stacks.stack_adopt": {"abandon_file": str(exported), "name": "again"},
+         "register": "same_store"},
+        {"hotplay.stacks.stack_adopt": {"abandon_file": str(exported), "name": "again",
+                                        "nested_depth": 2, "store": f"sqlite:///{tmp_path / 'other.db'}"},
+         "register": "again"},
+    ])
+    data = run.results["info"]["heat_abandon"]
+    assert json.loads(exported.read_text()) == data and oct(exported.stat().st_mode)[-3:] == "600"
+    assert data["resources"]["password"]["resource_data"] == {"value": "K9vQ2mX7pL4z"}
+    assert data["resources"]["marker"]["resource_data"] == {"value": "two-K9vQ2mX7pL4z"}
+    assert data["resources"]["group"]["id"] == "bbbbbbbb-0000-0000-0000-000000000002"
+    assert data["environment"]["parameters"] == {"label": "two"}
+    assert run.results["same_store"]["msg"] == (
+        "the store has Heat's stack web (aaaaaaaa-0000-0000-0000-000000000001) already, as stack web: "
+        "its resources are managed from there")
+    again = run.results["again"]
+    assert again["stack_status"] == "ADOPT_COMPLETE", again
+    assert ids(again) == ids(run.results["updated"])
+    assert again["outputs"] == run.results["updated"]["outputs"]

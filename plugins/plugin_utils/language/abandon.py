@@ -23,8 +23,10 @@ from typing import Any
 from ..errors import HotplayError
 from .template.loader import Unreadable, decode, read_regular
 
-# The keys of a stack's abandon data without which nothing can be adopted.
+# The keys of a stack's abandon data without which nothing can be adopted (a
+# nested stack's template is its parent's to make, as Heat's adopt does).
 _STACK_KEYS = ("name", "id", "template", "resources")
+_NESTED_KEYS = ("name", "id", "resources")
 
 
 class AbandonDataError(HotplayError):
@@ -99,11 +101,12 @@ def _stack(data: Any, source: str, path: str) -> AbandonedStack:
     if not isinstance(data, Mapping):
         raise AbandonDataError(f"expected a stack's abandon data (a mapping), got {_kind(data)}",
                                source=source, path=where)
-    missing = [key for key in _STACK_KEYS if key not in data]
+    keys = _NESTED_KEYS if path else _STACK_KEYS
+    missing = [key for key in keys if key not in data]
     if missing:
         raise AbandonDataError(f"missing {', '.join(missing)}: expected a stack's abandon data "
-                               f"({', '.join(_STACK_KEYS)}, ...)", source=source, path=where)
-    template = _mapping(data["template"], source, _join(path, "template"))
+                               f"({', '.join(keys)}, ...)", source=source, path=where)
+    template = _mapping(data.get("template") or {}, source, _join(path, "template"))
     environment = _mapping(data.get("environment") or {}, source, _join(path, "environment"))
     files = _mapping(data.get("files") or {}, source, _join(path, "files"))
     for name, text in files.items():

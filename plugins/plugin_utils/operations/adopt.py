@@ -25,7 +25,7 @@ import yaml
 
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result
 from ..adapters.views import outcome_of
-from ..errors import HotplayError
+from ..errors import HotplayError, StackNotFound
 from ..language.abandon import AbandonedStack
 from ..language.environment import parse_environment
 from ..language.template.loader import TemplateSource
@@ -73,6 +73,7 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
     if store.find_stack(request.name) is not None:
         raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
                            "name, or delete that stack first")
+    _refuse_known_id(store, request.abandoned)
     refuse_unmanaged(request.abandoned, request.source)
     inputs, given = _inputs(request)
     definition = _definition(request, inputs, given)
@@ -116,6 +117,17 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
         raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: "
                            f"{final.status_reason}; nothing was written", source=request.source)
     return stack_result(scratch, final, [], request.nested_depth, definition.parameters.display())
+
+
+def _refuse_known_id(store: Store, abandoned: AbandonedStack) -> None:
+    """Two stacks of one store must not manage the same resources: a stack with
+    Heat's id is that stack, adopted (or exported) before."""
+    try:
+        known = store.get_stack(abandoned.id)
+    except StackNotFound:
+        return
+    raise AdoptRefused(f"the store has Heat's stack {abandoned.name} ({abandoned.id}) already, "
+                       f"as stack {known.name}: its resources are managed from there")
 
 
 def refuse_unmanaged(abandoned: AbandonedStack, source: str) -> None:

@@ -106,7 +106,8 @@ class Resource:
         resource data as they are.  Only called for ``adoptable`` types."""
         return Outcome(adopted.resource_id, dict(adopted.data))
 
-    def abandon_data(self, state: ResourceState) -> dict[str, Any]:
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
         """The resource data Heat would have for this resource (``resource_data`` of
         its abandon data): what the type keeps, less the engine's own keys."""
         return {key: value for key, value in state.data.items() if key not in ENGINE_DATA_KEYS}

@@ -78,7 +78,8 @@ class NestedStackResource(Resource):
         self.runtime.note_nested_stack(self.name, child.id)
         return self._converge(child.id, properties, "ADOPT")
 
-    def abandon_data(self, state: ResourceState) -> dict[str, Any]:
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
         return {}  # a nested stack's abandon data is the child stack's own
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
