@@ -25,6 +25,7 @@ demo: install
 
 test: install test-deps
 	bash scripts/test.sh
+	bash scripts/test.sh heat
 	bash scripts/cloud.sh test
 
 # The real-OpenStack tests alone: the cloud's packages and venv, the cloud up, the
