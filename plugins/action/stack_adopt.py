@@ -73,4 +73,3 @@ class ActionModule(StackAction):
         source = f"cloud {args['cloud']}, stack {args['stack']}"
         with heat_client(args["cloud"]) as heat:
             return read_abandon(heat.export(args["stack"]), source), source
-

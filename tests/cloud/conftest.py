@@ -8,7 +8,6 @@ HOTPLAY_CLOUD_DIR and HOTPLAY_OPENSTACK_COLLECTIONS, runs these tests and stops 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -16,12 +15,10 @@ from typing import Any
 
 import pytest
 
-_INTEGRATION = Path(__file__).resolve().parents[1] / "integration" / "conftest.py"
-_spec = importlib.util.spec_from_file_location("integration_conftest", _INTEGRATION)
-assert _spec is not None and _spec.loader is not None
-integration = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = integration  # dataclasses look their module up there
-_spec.loader.exec_module(integration)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import integration_harness  # noqa: E402  (tests/, put on the path above)
+
+integration = integration_harness.load()
 
 store_url = integration.store_url
 run_tasks = integration.run_tasks

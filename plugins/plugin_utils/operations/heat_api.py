@@ -71,7 +71,7 @@ def _heat_message(response: Any) -> str:
     try:
         error = response.json().get("error", {})
     except ValueError:
-        return response.text[:300]
+        return str(response.text)[:300]
     return f"{error.get('type', '')}: {error.get('message', '')}".strip(": ") or response.reason
 
 

@@ -1,0 +1,27 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The integration tests' harness (tests/integration/conftest.py: real
+ansible-playbook runs against the installed collection), for the other test folders
+that run playbooks too (tests/cloud, tests/heat)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+_INTEGRATION = Path(__file__).resolve().parent / "integration" / "conftest.py"
+
+
+def load() -> ModuleType:
+    """tests/integration/conftest.py as a module (loaded once)."""
+    loaded = sys.modules.get("integration_conftest")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location("integration_conftest", _INTEGRATION)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
