@@ -21,6 +21,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon im
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import (
     AdoptRequest,
     adopt_stack,
+    unmanaged_types,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.heat_api import heat_client
 
@@ -34,6 +35,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "parameters": {"type": "dict", "default": {}},
     "file_roots": {"type": "list", "elements": "path", "default": []},
     "nested_depth": {"type": "int", "default": 0},
+    "unmanaged": {"type": "str", "choices": ["refuse", "read_only"], "default": "refuse"},
     "store": {"type": "str"},
     "store_key": STORE_KEY_OPTION,
 }
@@ -55,11 +57,13 @@ class ActionModule(StackAction):
             parameters=args["parameters"],
             file_roots=[self._loader.path_dwim(p) for p in args["file_roots"]],
             check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
+            unmanaged=args["unmanaged"],
         )
         with self.task_store(args) as store:
             adopted = adopt_stack(store, request, self.holder, progress_printer(name, store.secrets))
         result = adopted.as_dict()
-        result.update(changed=True, heat_stack_id=abandoned.id, heat_stack_name=abandoned.name)
+        result.update(changed=True, heat_stack_id=abandoned.id, heat_stack_name=abandoned.name,
+                      read_only_types=unmanaged_types(abandoned) if args["unmanaged"] == "read_only" else [])
         return result
 
     def _abandoned(self, args: dict[str, Any]) -> tuple[AbandonedStack, str]:

@@ -96,6 +96,22 @@ options:
       - How deep C(resources) and C(events) go, as M(hotplay.stacks.stack)'s.
     type: int
     default: 0
+  unmanaged:
+    description:
+      - What to do with resources of types this collection cannot manage.
+      - V(refuse) refuses the adoption, naming every such resource.
+      - V(read_only) keeps them as read-only resources, type C(Hotplay::ReadOnly)
+        (each such type mapped to it in the stack's environment, by an environment
+        layer the adoption adds unless the O(environment) files map it already).
+        Each keeps Heat's physical id and resource data, and C(get_resource) gives
+        its id; its attributes are null. It is never created, changed or deleted
+        here; a change to its properties fails it, and deleting the stack only
+        forgets it. Give the same mapping in an environment file of your later
+        applies (its C(resource_registry) mapping C(OS::Nova::Server) to
+        C(Hotplay::ReadOnly), for example) so that they find the type.
+    type: str
+    choices: [refuse, read_only]
+    default: refuse
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
@@ -187,6 +203,12 @@ heat_stack_id:
   description: The stack's id in Heat.
   returned: success
   type: str
+read_only_types:
+  description: With O(unmanaged=read_only), the types kept as read-only resources.
+  returned: success
+  type: list
+  elements: str
+  sample: [OS::Nova::Server]
 msg:
   description: Why the adoption was refused.
   returned: on failure

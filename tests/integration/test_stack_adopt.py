@@ -175,7 +175,8 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     server = run.results["server"]
     assert server["failed"] is True and "Traceback" not in run.stdout
     assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "
-                             "cannot adopt: server (OS::Nova::Server); nothing was written")
+                             "cannot adopt: server (OS::Nova::Server); nothing was written "
+        "(unmanaged: read_only keeps them as read-only resources)")
     assert run.results["listed"]["stacks"] == []
 
 
@@ -206,3 +207,57 @@ def test_export_as_heat_abandon_data_adopts_back_the_same(run_tasks, tmp_path: P
     assert again["stack_status"] == "ADOPT_COMPLETE", again
     assert ids(again) == ids(run.results["updated"])
     assert again["outputs"] == run.results["updated"]["outputs"]
+
+
+SERVER = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      flavor: {type: string, default: m1.small}
+    resources:
+      server:
+        type: OS::Nova::Server
+        properties: {image: cirros, flavor: {get_param: flavor}}
+      note:
+        type: OS::Heat::TestResource
+        properties:
+          value: {get_resource: server}
+    outputs:
+      note: {value: {get_attr: [note, output]}}
+    """
+
+
+def test_unmanaged_types_kept_read_only(run_tasks, tmp_path: Path) -> None:
+    write_template(tmp_path, "server.yaml", SERVER)
+    (tmp_path / "read-only.yaml").write_text("resource_registry:\n  OS::Nova::Server: Hotplay::ReadOnly\n")
+    import yaml
+
+    template = yaml.safe_load((tmp_path / "server.yaml").read_text())
+    template["heat_template_version"] = "2018-08-31"
+    entry = {"action": "CREATE", "status": "COMPLETE", "metadata": {}}
+    (tmp_path / "vm.json").write_text(json.dumps({
+        "name": "vm", "id": "cccccccc-0000-0000-0000-000000000003", "action": "CREATE", "status": "COMPLETE",
+        "template": template, "environment": {}, "files": {}, "resources": {
+            "server": {"name": "server", "resource_id": "5d3e-nova", "type": "OS::Nova::Server",
+                       "resource_data": {}, **entry},
+            "note": {"name": "note", "resource_id": "vm-note-n", "type": "OS::Heat::TestResource",
+                     "resource_data": {"value": "5d3e-nova"}, **entry}}}))
+    options = {"template": str(tmp_path / "server.yaml"), "environment": [str(tmp_path / "read-only.yaml")]}
+    run = run_tasks([
+        {"hotplay.stacks.stack_adopt": {"abandon_file": str(tmp_path / "vm.json"), "unmanaged": "read_only",
+                                        **options}, "register": "adopted"},
+        {"hotplay.stacks.stack": {"name": "vm", **options}, "register": "same"},
+        {"hotplay.stacks.stack": {"name": "vm", "parameters": {"flavor": "m1.large"}, **options},
+         "register": "resized"},
+        {"hotplay.stacks.stack": {"name": "vm", "state": "absent"}, "register": "deleted"},
+    ])
+    adopted = run.results["adopted"]
+    assert adopted.get("stack_status") == "ADOPT_COMPLETE", adopted
+    assert adopted["read_only_types"] == ["OS::Nova::Server"]
+    assert ids(adopted) == {"server": "5d3e-nova", "note": "vm-note-n"}
+    assert adopted["outputs"] == {"note": "5d3e-nova"}
+    assert run.results["same"]["changed"] is False
+    resized = run.results["resized"]
+    assert resized["failed"] is True and resized["stack_status"] == "UPDATE_FAILED"
+    assert ("server (OS::Nova::Server) is read-only here: it was adopted from Heat and hotplay.stacks "
+            "cannot manage a OS::Nova::Server, so it cannot be changed") in resized["msg"]
+    assert run.results["deleted"]["changed"] is True and not run.results["deleted"]["failed"]

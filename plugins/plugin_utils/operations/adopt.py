@@ -27,7 +27,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..adapters.views import outcome_of
 from ..errors import HotplayError, StackNotFound
 from ..language.abandon import AbandonedStack
-from ..language.environment import parse_environment
+from ..language.environment import merge_environments, parse_environment
 from ..language.template.loader import TemplateSource
 from ..model.definition import StackDefinition, StackIdentity
 from ..model.inputs import (
@@ -38,12 +38,17 @@ from ..model.inputs import (
     recorded_definition,
 )
 from ..resources.base import resource_class
+from ..resources.read_only import READ_ONLY_TYPE
 from ..run.executor import Event, RunOptions, StackRun
 from ..store.base import Store
 from ..store.copy import CopyRequest, copy_stacks
 from ..store.sealed import SealedStore, sealed
 from ..store.sql import SqlStore
 from ..store.sqlite import SqliteStore
+
+
+# The name of the environment layer stack_adopt adds for read-only resources.
+READ_ONLY_ENVIRONMENT = "stack_adopt: read-only resources"
 
 
 class AdoptRefused(HotplayError):
@@ -64,6 +69,9 @@ class AdoptRequest:
     check_mode: bool = False
     nested_depth: int = 0
     host: Any = None
+    # Resources of types this collection cannot manage: "refuse" the adoption,
+    # or keep them "read_only" (Hotplay::ReadOnly).
+    unmanaged: str = "refuse"
 
 
 def adopt_stack(store: Store, request: AdoptRequest, holder: str,
@@ -74,7 +82,8 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
         raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
                            "name, or delete that stack first")
     _refuse_known_id(store, request.abandoned)
-    refuse_unmanaged(request.abandoned, request.source)
+    if request.unmanaged != "read_only":
+        refuse_unmanaged(request.abandoned, request.source)
     inputs, given = _inputs(request)
     definition = _definition(request, inputs, given)
     keep_hidden_secrets(store, definition.parameters, request.name)
@@ -130,6 +139,27 @@ def _refuse_known_id(store: Store, abandoned: AbandonedStack) -> None:
                        f"as stack {known.name}: its resources are managed from there")
 
 
+def unmanaged_types(abandoned: AbandonedStack) -> list[str]:
+    """The types, at any depth, that this collection cannot adopt."""
+    return sorted({entry.type for _path, entry in abandoned.walk()
+                   if entry.stack is None and not _adoptable(entry.type)})
+
+
+def _read_only_layer(inputs: LoadedInputs, types: Sequence[str]) -> LoadedInputs:
+    """The inputs with one more environment, last, that maps each unmanaged type
+    to Hotplay::ReadOnly (the types the given environments map so already need none:
+    then applying those files next changes nothing)."""
+    missing = [t for t in types if inputs.environment.registry.resolve(t) != READ_ONLY_TYPE]
+    if not missing:
+        return inputs
+    snippet = {"resource_registry": {t: READ_ONLY_TYPE for t in missing}}
+    name = READ_ONLY_ENVIRONMENT
+    layer = parse_environment(snippet, name)
+    text = yaml.safe_dump(snippet, sort_keys=True)
+    return LoadedInputs(inputs.source, merge_environments([inputs.environment, layer]), inputs.files,
+                        (*inputs.environment_texts, (name, text)))
+
+
 def refuse_unmanaged(abandoned: AbandonedStack, source: str) -> None:
     """One refusal naming every resource, at any depth, of a type this collection
     cannot adopt (and so could not manage)."""
@@ -138,7 +168,8 @@ def refuse_unmanaged(abandoned: AbandonedStack, source: str) -> None:
     if unmanaged:
         raise AdoptRefused(
             f"stack {abandoned.name} has resources of types hotplay.stacks cannot adopt: "
-            f"{', '.join(unmanaged)}; nothing was written", source=source)
+            f"{', '.join(unmanaged)}; nothing was written (unmanaged: read_only keeps them as "
+            "read-only resources)", source=source)
 
 
 def _adoptable(type_name: str) -> bool:
@@ -148,7 +179,15 @@ def _adoptable(type_name: str) -> bool:
 
 def _inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
     """The user's files when given (so that applying them next changes nothing),
-    else Heat's template, environment and files."""
+    else Heat's template, environment and files; with the read-only layer when
+    unmanaged resources are kept read-only."""
+    inputs, given = _given_inputs(request)
+    if request.unmanaged == "read_only":
+        inputs = _read_only_layer(inputs, unmanaged_types(request.abandoned))
+    return inputs, given
+
+
+def _given_inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
     if request.template:
         return (load_inputs(request.template, request.environment, request.file_roots),
                 dict(request.parameters))
@@ -179,7 +218,8 @@ def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
             f"the template {request.template} is not the one stack {abandoned.name} runs in "
             f"Heat ({request.source}): adopt with Heat's template (leave template out), then "
             "apply yours")
-    heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source))
+    heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source,
+                                               unmanaged=request.unmanaged))
     heat = StackDefinition(heat_inputs.source, heat_inputs.environment, {},
                            StackIdentity(request.name, abandoned.id), heat_inputs.files)
     ours, theirs = definition.parameters.values, heat.parameters.values

@@ -26,8 +26,9 @@ Values not known yet (a ``get_attr`` on a resource not created) are the
 ``UNKNOWN`` sentinel; with ``partial=True`` they are kept as they are and their
 type and constraints are not checked (Heat skips constraints of such values too).
 
-Two optional class attributes of a resource type are honoured:
-``accepts_any_properties`` (OS::Heat::None: anything goes, nothing is kept) and
+Three optional class attributes of a resource type are honoured:
+``accepts_any_properties`` (OS::Heat::None: anything goes, nothing is kept),
+``keeps_any_properties`` (Hotplay::ReadOnly: anything goes, kept as given) and
 the classmethod ``properties_schema_for(values)`` (OS::Heat::Value: the schema
 depends on another property's value).
 """
@@ -99,6 +100,8 @@ def validate_properties(resource_class: type, values: Mapping[str, Any] | None,
     if getattr(resource_class, "accepts_any_properties", False):
         # Heat's OS::Heat::None re-parses its properties with an empty schema.
         return {}
+    if getattr(resource_class, "keeps_any_properties", False):
+        return dict(values)  # Hotplay::ReadOnly: another type's, kept as written
     schema = schema_for(resource_class, values)
     try:
         return _validate_mapping(schema, values, partial)

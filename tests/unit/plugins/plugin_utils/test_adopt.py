@@ -132,7 +132,8 @@ def test_unmanaged_types_are_named_at_once_and_nothing_written(tmp_path: Path) -
         adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json"), "test")
     assert str(raised.value) == (
         "web.json: stack web has resources of types hotplay.stacks cannot adopt: "
-        "group/1 (OS::Neutron::Port), server (OS::Nova::Server); nothing was written")
+        "group/1 (OS::Neutron::Port), server (OS::Nova::Server); nothing was written "
+        "(unmanaged: read_only keeps them as read-only resources)")
     assert store.list_stacks() == []
 
 
@@ -163,3 +164,22 @@ def test_a_template_other_than_heats_is_refused(tmp_path: Path) -> None:
         adopt_stack(store, AdoptRequest("web", read_abandon(abandon_data(), "web.json"), "web.json",
                                         template=str(path)), "test")
     assert store.list_stacks() == []
+
+
+def test_unmanaged_types_kept_read_only(tmp_path: Path) -> None:
+    data = abandon_data()
+    data["template"] = {**TEMPLATE, "resources": {
+        **TEMPLATE["resources"],
+        "server": {"type": "OS::Nova::Server", "properties": {"image": "cirros", "flavor": "m1"}}},
+        "outputs": {**TEMPLATE["outputs"], "server": {"value": {"get_resource": "server"}},
+                    "address": {"value": {"get_attr": ["server", "first_address"]}}}}
+    data["resources"]["server"] = leaf("server", "OS::Nova::Server", "9f0c-server", {"meta": "kept"})
+    store = _store(tmp_path)
+    result = adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json",
+                                             unmanaged="read_only"), "test").as_dict()
+    server = [r for r in result["resources"] if r["name"] == "server"][0]
+    assert server["physical_id"] == "9f0c-server" and server["status"] == "ADOPT_COMPLETE"
+    assert result["outputs"]["server"] == "9f0c-server" and result["outputs"]["address"] is None
+    stored = {r.state.name: r.state for r in store.resources(result["stack_id"])}
+    assert stored["server"].implementation == "Hotplay::ReadOnly"
+    assert stored["server"].data == {"meta": "kept"}
