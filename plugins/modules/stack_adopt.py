@@ -30,9 +30,11 @@ description:
     whose template and Heat's resources do not match, a resource Heat never
     created (no physical id), or a resource of a type this collection cannot
     manage (anything but C(OS::Heat::None), C(Value), C(RandomString),
-    C(TestResource), provider templates, C(OS::Heat::Stack),
+    C(TestResource), the software configs C(SoftwareConfig), C(StructuredConfig),
+    C(CloudConfig) and C(MultipartMime), provider templates, C(OS::Heat::Stack),
     C(OS::Heat::ResourceGroup) and C(ResourceChain)) refuses the adoption with one
-    message naming them, and nothing is written to the store.
+    message naming them, and nothing is written to the store, unless
+    O(unmanaged=read_only).
   - The adoption is run first in a scratch store, then copied into the store in
     one verified transaction.
   - After the adoption, M(hotplay.stacks.stack) with the same O(template),

@@ -107,6 +107,18 @@ class SoftwareConfig(Resource):
     attributes_schema = {
         "config": AttributeSchema("The config value of the software config.", type="string"),
     }
+    # A config is made from its properties alone: adopted, it is made again with
+    # the id Heat gave it (what deployments and get_resource name it by).
+    adoptable = True
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        made = self.handle_create(properties)
+        record = {**made.data[DATA_KEY], "id": adopted.resource_id}
+        return Outcome(adopted.resource_id, {**made.data, DATA_KEY: record})
+
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
+        return {}  # Heat keeps a config in its own table, not in resource data
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         return self._store(
