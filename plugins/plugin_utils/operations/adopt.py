@@ -109,6 +109,7 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
 def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDefinition,
                 recorded: dict[str, Any], digest: str, sink: Any) -> StackResult:
     """Run the adoption in the scratch store; refuse it when a resource failed."""
+    keep_hidden_secrets(scratch, definition.parameters, request.name)  # sealed from the start
     stack = scratch.create_stack(request.name, stack_id=request.abandoned.id)
     scratch.attach(stack.id)
     revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
@@ -236,7 +237,12 @@ def scratch_store(store: SealedStore) -> Iterator[SealedStore]:
     """A throwaway store sealed with the same key (so that the rows copied from it
     open in ``store``)."""
     with tempfile.TemporaryDirectory(prefix="hotplay-adopt-") as directory:
-        scratch = sealed(SqliteStore(os.path.join(directory, "adopt.db")), store.key)
+        inner = SqliteStore(os.path.join(directory, "adopt.db"))
+        if store.key is not None and store.secrets and isinstance(store.inner, SqlStore):
+            # The stack's keyring gets the store's salt, as a stack made there would:
+            # the keyed digest of its definition is then the one the next apply makes.
+            inner.insert_stored_rows("meta", [{"key": "secrets_salt", "value": store.inner.store_salt()}])
+        scratch = sealed(inner, store.key)
         try:
             yield scratch
         finally:

@@ -183,3 +183,30 @@ def test_unmanaged_types_kept_read_only(tmp_path: Path) -> None:
     stored = {r.state.name: r.state for r in store.resources(result["stack_id"])}
     assert stored["server"].implementation == "Hotplay::ReadOnly"
     assert stored["server"].data == {"meta": "kept"}
+
+
+def test_hidden_values_are_sealed_and_the_same_apply_changes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
+        ApplyRequest,
+        apply_stack,
+    )
+
+    monkeypatch.setenv("HOTPLAY_STORE_KEY", "correct horse battery")
+    template = {"heat_template_version": "2018-08-31",
+                "parameters": {"pw": {"type": "string", "hidden": True}},
+                "resources": {"t": {"type": "OS::Heat::TestResource",
+                                    "properties": {"value": {"get_param": "pw"}}}}}
+    path = tmp_path / "t.yaml"
+    path.write_text(json.dumps(template))
+    data = stack("h", "dddddddd-0000-0000-0000-000000000001",
+                 {"t": leaf("t", "OS::Heat::TestResource", "h-t-x", {"value": "s3cret-value"})}, template)
+    data["environment"] = {"parameters": {"pw": "s3cret-value"}}
+    request = AdoptRequest("h", read_abandon(data, "h.json"), "h.json", template=str(path),
+                           parameters={"pw": "s3cret-value"})
+    adopt_stack(_store(tmp_path), request, "test")
+    again = apply_stack(_store(tmp_path), ApplyRequest("h", template=str(path), parameters={"pw": "s3cret-value"}),
+                        "test")
+    assert again.changed is False
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("s.db*"))  # the WAL too
+    assert b"dddddddd" in stored and b"s3cret-value" not in stored
