@@ -30,6 +30,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "abandon_file": {"type": "path"},
     "cloud": {"type": "str"},
     "stack": {"type": "str"},
+    "heat_data": {"type": "str", "choices": ["export", "resources"], "default": "export"},
     "template": {"type": "path"},
     "environment": {"type": "list", "elements": "path", "default": []},
     "parameters": {"type": "dict", "default": {}},
@@ -76,4 +77,5 @@ class ActionModule(StackAction):
             raise HotplayError("stack_adopt needs abandon_file, or cloud and stack")
         source = f"cloud {args['cloud']}, stack {args['stack']}"
         with heat_client(args["cloud"]) as heat:
-            return read_abandon(heat.export(args["stack"]), source), source
+            read = heat.export if args["heat_data"] == "export" else heat.read
+            return read_abandon(read(args["stack"]), source), source

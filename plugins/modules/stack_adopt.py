@@ -64,6 +64,19 @@ options:
     description:
       - The stack's name in Heat, with O(cloud).
     type: str
+  heat_data:
+    description:
+      - How the stack is read from the cloud's Heat.
+      - V(export) asks Heat for its abandon data (C(stack export); heat.conf needs
+        C(enable_stack_abandon = true)).
+      - V(resources), for a Heat that gives out no abandon data, reads the stack's
+        template, environment, files and its resources (every depth) with their
+        attributes, and rebuilds each resource's data from its attributes (an
+        C(OS::Heat::RandomString)'s C(value), an C(OS::Heat::TestResource)'s
+        C(output)). Resource metadata is not read.
+    type: str
+    choices: [export, resources]
+    default: export
   template:
     description:
       - The template file you will apply the stack from, as

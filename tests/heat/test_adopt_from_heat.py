@@ -118,3 +118,17 @@ def test_round_trip_through_heat_keeps_ids_and_values(heat, cloud_env, run_tasks
     assert {p: i for p, i in ids(back).items() if p in leaves} == {
         p: i for p, i in ids(created).items() if p in leaves}
     assert back["outputs"] == created["outputs"]
+
+
+def test_read_through_the_resource_api_adopts_the_same(heat, cloud_env, run_tasks, tmp_path) -> None:
+    """``heat_data: resources``, for a Heat that gives out no abandon data: the same
+    resources and generated values as from the export."""
+    heat.create("api", *heat_inputs())
+    exported = in_heat(heat.export("api"))
+    read = run_tasks([adopt_task("read", "api", heat_data="resources")], env=cloud_env).results["read"]
+    assert read["stack_status"] == "ADOPT_COMPLETE", read.get("msg")
+    assert ids(read) == {path: r["id"] for path, r in exported.items()}
+    password = exported["password"]["data"]["value"]
+    secrets = [exported[f"group/{i}/leaf/rnd"]["data"]["value"] for i in ("0", "1")]
+    assert read["outputs"] == {"password": password, "marker": f"one-{password}",
+                               "members": ["one-0", "one-1"], "secrets": secrets}

@@ -17,6 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import HotplayError
+from ..resources.base import resource_class
+
+
+# How deep the resource listing goes (Heat's max_nested_stack_depth defaults to 5).
+MAX_DEPTH = 10
 
 
 class HeatApiError(HotplayError):
@@ -43,6 +48,25 @@ class HeatClient:
                                               f"export stack {name}")
         return exported
 
+    def read(self, name: str) -> dict[str, Any]:
+        """The stack in abandon data's shape, read through the other APIs (template,
+        environment, files, resources with their attributes), for a Heat that gives
+        out no abandon data; ``resource_data`` is rebuilt from the attributes
+        (``Resource.data_from_attributes``)."""
+        stack = self._call("GET", f"/stacks/{name}", f"find stack {name}")["stack"]
+        base = f"/stacks/{name}/{stack['id']}"
+        listed = self._call("GET", f"{base}/resources?nested_depth={MAX_DEPTH}&with_detail=true",
+                            f"list the resources of stack {name}")["resources"]
+        action, status = _state(stack["stack_status"])
+        return {
+            "name": name, "id": stack["id"], "action": action, "status": status,
+            "template": self._call("GET", f"{base}/template", f"read the template of {name}"),
+            "environment": self._call("GET", f"{base}/environment", f"read the environment of {name}"),
+            "files": self._call("GET", f"{base}/files", f"read the files of {name}"),
+            "resources": _tree(listed, stack["id"]),
+            "project_id": "", "stack_user_project_id": "", "tags": list(stack.get("tags") or []),
+        }
+
     def abandon(self, name: str) -> dict[str, Any]:
         """Heat forgets the stack, its resources kept (``stack abandon``)."""
         stack_id = self._stack_id(name)
@@ -63,6 +87,61 @@ class HeatClient:
             raise HeatApiError(f"cloud {self.cloud}: Heat refused to {what}: "
                                f"HTTP {response.status_code}: {_heat_message(response)}")
         return response.json() if response.content else {}
+
+
+def _state(heat_status: str) -> tuple[str, str]:
+    """``CREATE_IN_PROGRESS`` -> (``CREATE``, ``IN_PROGRESS``)."""
+    for status in ("IN_PROGRESS", "COMPLETE", "FAILED"):
+        if heat_status.endswith(f"_{status}"):
+            return heat_status[:-len(status) - 1], status
+    return heat_status, ""
+
+
+def _stack_of(resource: dict[str, Any]) -> tuple[str, str]:
+    """(name, id) of the stack a listed resource belongs to, from its links."""
+    for link in resource.get("links", ()):
+        if link.get("rel") == "stack":
+            name, _slash, stack_id = link["href"].rstrip("/").split("/stacks/", 1)[1].partition("/")
+            return name, stack_id
+    return "", ""
+
+
+def _tree(listed: list[dict[str, Any]], top_id: str) -> dict[str, Any]:
+    """Heat's flat resource listing (every depth) as abandon data's nested
+    ``resources``: a resource whose physical id is a listed stack's id is that
+    nested stack."""
+    by_stack: dict[str, list[dict[str, Any]]] = {}
+    names: dict[str, str] = {}
+    for resource in listed:
+        name, stack_id = _stack_of(resource)
+        by_stack.setdefault(stack_id, []).append(resource)
+        names[stack_id] = name
+
+    def resources_of(stack_id: str) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for resource in by_stack.get(stack_id, []):
+            physical = resource.get("physical_resource_id") or ""
+            action, status = _state(resource.get("resource_status", ""))
+            if physical and physical in by_stack:
+                found[resource["resource_name"]] = {
+                    "name": names[physical], "id": physical, "action": action, "status": status,
+                    "resources": resources_of(physical)}
+                continue
+            found[resource["resource_name"]] = {
+                "name": resource["resource_name"], "resource_id": physical,
+                "type": resource["resource_type"], "action": action, "status": status,
+                "metadata": {}, "resource_data": _data_from_attributes(
+                    resource["resource_type"], resource.get("attributes") or {})}
+        return found
+
+    return resources_of(top_id)
+
+
+def _data_from_attributes(type_name: str, attributes: dict[str, Any]) -> dict[str, Any]:
+    """The resource data Heat keeps, as far as the type can tell it from its
+    attributes (a RandomString's string is its ``value``)."""
+    cls = resource_class(type_name)
+    return cls.data_from_attributes(attributes) if cls is not None else {}
 
 
 def _heat_message(response: Any) -> str:

@@ -107,6 +107,12 @@ class Resource:
         return Outcome(adopted.resource_id, dict(adopted.data))
 
     @classmethod
+    def data_from_attributes(cls, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource data Heat keeps for such a resource, rebuilt from the
+        attributes its API shows (when no abandon data can be had).  Default: none."""
+        return {}
+
+    @classmethod
     def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
         """The resource data Heat would have for this resource (``resource_data`` of
         its abandon data): what the type keeps, less the engine's own keys."""

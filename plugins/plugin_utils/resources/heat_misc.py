@@ -215,6 +215,10 @@ class RandomString(Resource):
             return state.data.get("value")
         return self.name
 
+    @classmethod
+    def data_from_attributes(cls, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        return {"value": attributes["value"]} if attributes.get("value") is not None else {}
+
     def attribute(self, state: ResourceState, name: str) -> Any:
         if name == "value":
             return state.data.get("value")
@@ -310,6 +314,10 @@ class TestResource(Resource):
             raise self._failure()
         physical_id = current.physical_id or self.runtime.physical_name(self.name)
         return Outcome(physical_id, data)
+
+    @classmethod
+    def data_from_attributes(cls, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        return {"value": attributes["output"]} if attributes.get("output") is not None else {}
 
     def handle_delete(self, current: ResourceState) -> None:
         # ``fail`` does not apply to DELETE, as in Heat.
