@@ -46,6 +46,8 @@ from .base import (
     EventRecord,
     HookRecord,
     KeyringRecord,
+    LeaseRecord,
+    LeaseTerms,
     RevisionRecord,
     StackRecord,
     Store,
@@ -283,11 +285,24 @@ class SealedStore(Store):
         with self.inner.transaction():
             yield
 
-    def acquire_lock(self, stack_name: str, holder: str) -> None:
-        self.inner.acquire_lock(stack_name, holder)
+    @property  # type: ignore[override]  # the backend's, not the class default
+    def lease_terms(self) -> LeaseTerms:
+        return self.inner.lease_terms
+
+    def acquire_lock(self, stack_name: str, holder: str) -> int:
+        return self.inner.acquire_lock(stack_name, holder)
+
+    def renew_lock(self, stack_name: str) -> None:
+        self.inner.renew_lock(stack_name)
 
     def release_lock(self, stack_name: str, holder: str) -> None:
         self.inner.release_lock(stack_name, holder)
+
+    def lock_record(self, stack_name: str) -> LeaseRecord | None:
+        return self.inner.lock_record(stack_name)
+
+    def break_lock(self, stack_name: str, by: str, reason: str) -> LeaseRecord | None:
+        return self.inner.break_lock(stack_name, by, reason)
 
     def find_stack(self, name: str) -> StackRecord | None:
         found = self.inner.find_stack(name)
