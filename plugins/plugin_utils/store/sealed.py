@@ -47,7 +47,6 @@ from .base import (
     HookRecord,
     KeyringRecord,
     LeaseRecord,
-    LeaseTerms,
     RevisionRecord,
     StackRecord,
     Store,
@@ -62,6 +61,7 @@ class SealedStore(Store):
     def __init__(self, inner: Store, key: StoreKey | None = None) -> None:
         self.inner = inner
         self.url = inner.url
+        self.lease_terms = inner.lease_terms
         self.key = key
         self._values = SecretValues()
         # Masked in what tasks show, kept as they are (SecretValues.shown_only).
@@ -284,10 +284,6 @@ class SealedStore(Store):
     def transaction(self) -> Iterator[None]:
         with self.inner.transaction():
             yield
-
-    @property  # type: ignore[override]  # the backend's, not the class default
-    def lease_terms(self) -> LeaseTerms:
-        return self.inner.lease_terms
 
     def acquire_lock(self, stack_name: str, holder: str) -> int:
         return self.inner.acquire_lock(stack_name, holder)
