@@ -19,19 +19,19 @@ description:
     M(hotplay.stacks.store_copy)) holds the stack's lock, a lease that the run
     renews while it lives (every 10 seconds; the lease lasts 30 seconds, see
     C(docs/store.md) for the C(lock_lease) and C(lock_renew) store URL options).
-  - With O(state=query) (the default), this module shows the lock: who took it,
+  - With O(state=query) (the default), this module shows the lock (who took it,
     on which host and process, since when, until when the lease runs unless
-    renewed, and its fencing token. It changes nothing.
+    renewed, and its fencing token). It changes nothing.
   - With O(state=broken), it ends the lease whoever holds it, and records an
     event on the stack naming who broke it, the O(reason), and whom it was taken
     from. The lock's fencing token grows, so the run that held it, if it still
     lives, writes nothing more to the store and stops (its running modules are
-    stopped within one renewal period) with
-    C(lost the lock on stack NAME: broken by WHO at TIME: REASON). The stack is
+    stopped within one renewal period), its task failing with a message that
+    starts C(lost the lock on stack NAME) and names who broke it, when and why. The stack is
     free at once for the next run, which resumes or rolls back from what the
     store recorded.
   - Breaking is for a holder that cannot be reached and must not be waited for.
-    A holder that died needs no break: its lease runs out within its length
+    A holder that died needs no break; its lease runs out within its length
     (30 seconds by default), then the next run takes the lock over by itself
     (waiting for it with O(hotplay.stacks.stack#module:lock_timeout)).
 options:
@@ -148,7 +148,7 @@ lock:
       description:
         - How this token began, empty for a free lock; C(took over from ...) when
           the previous holder's lease had run out (or its process was gone), and
-          C(broken: REASON) after a break.
+          C(broken) followed by the reason after a break.
       type: str
       returned: always
       sample: ""

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 import yaml
 
 from conftest import BIN, INSTALLED, REPO, write_template
-from processes import kill_tree
+from processes import kill_tree, wait_until
 
 # The throwaway PostgreSQL server of the store suite (a module, not a conftest.py).
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
@@ -101,14 +100,6 @@ def _rows(url: str, sql: str, args: tuple = ()) -> list[tuple]:
         return connection.execute(sql, args).fetchall()
 
 
-def _wait_until(condition, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up after {seconds} s waiting for {what}")
-        time.sleep(0.1)
-
-
 def _locked_stacks(url: str) -> set[str]:
     """Stacks whose lock is held now: a lease that has not run out by the server's clock."""
     if not _has_tables(url):
@@ -162,7 +153,7 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
     assert len(started) == 13
     results: dict[str, dict[str, Any]] = {}
     try:
-        _wait_until(lambda: _locked_stacks(pg_url) == set(STACKS), 300, "every stack to be locked")
+        wait_until(lambda: _locked_stacks(pg_url) == set(STACKS), 300, "every stack to be locked")
         gate.touch()
         for stack, run, dump, process in started:
             output, _none = process.communicate(timeout=900)
@@ -224,7 +215,7 @@ def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
     try:
         creating = ("SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
                     " WHERE s.name = 'victim' AND r.name = 'work'")
-        _wait_until(lambda: _has_tables(pg_url) and _rows(pg_url, creating) == [("IN_PROGRESS",)],
+        wait_until(lambda: _has_tables(pg_url) and _rows(pg_url, creating) == [("IN_PROGRESS",)],
                     300, "the run to be creating its resource")
         assert _locked_stacks(pg_url) == {"victim"}
     finally:

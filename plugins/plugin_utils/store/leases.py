@@ -164,7 +164,8 @@ class LeaseRows(Store):
             self._change("INSERT INTO leases (stack_name, token) VALUES (?, 0)"
                          " ON CONFLICT (stack_name) DO NOTHING", (stack_name,))
             current = self._lease(stack_name, lock_row=True)
-            assert current is not None  # inserted above when missing
+            if current is None:  # inserted above when missing: cannot be
+                raise StackLocked(f'Stack "{stack_name}": its lock row cannot be read')
             if stack_name in self._fences or (current.held and not holder_gone(current)):
                 raise refusal(stack_name, current)
             token = current.token + 1

@@ -58,6 +58,7 @@ DIALECT = Dialect(
 # Serialises schema creation/migration between stores opening the same database.
 _MIGRATION_LOCK_KEY = 0x686F74706C6179  # "hotplay"
 
+
 def _psycopg() -> Any:
     try:
         import psycopg  # pylint: disable=import-outside-toplevel

@@ -28,7 +28,6 @@ from .base import (
     ResourceState,
     RevisionRecord,
     StackRecord,
-    Store,
     StoredResource,
     utc_now,
 )

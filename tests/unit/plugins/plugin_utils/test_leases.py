@@ -191,3 +191,53 @@ def test_lease_terms_come_from_the_store_url(url, kept, terms):
 def test_bad_lease_terms_are_refused(query, message):
     with pytest.raises(StoreError, match=message):
         lease_terms_of(f"sqlite:////s.db?{query}")
+
+
+TWO_STEPS = """\
+heat_template_version: 2018-08-31
+resources:
+  slow:
+    type: OS::Heat::TestResource
+    properties: {value: a, wait_secs: 600}
+  after:
+    type: OS::Heat::TestResource
+    depends_on: slow
+    properties: {value: b}
+"""
+
+
+def test_an_apply_that_loses_its_lock_stops_at_once_and_marks_nothing(store_url, tmp_path):
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (  # pylint: disable=import-outside-toplevel
+        ApplyRequest,
+        apply_stack,
+    )
+
+    template = tmp_path / "two.yaml"
+    template.write_text(TWO_STEPS)
+    running, operator = _open(store_url), _open(store_url)
+    outcome: list[BaseException] = []
+
+    def apply() -> None:
+        try:
+            apply_stack(running, ApplyRequest(name="web", template=str(template)), "job 1")
+        except LockLost as lost:
+            outcome.append(lost)
+
+    worker = threading.Thread(target=apply)
+    started = time.monotonic()
+    worker.start()
+    deadline = started + 30
+    while time.monotonic() < deadline and not [
+            r for s in [operator.find_stack("web")] if s for r in operator.resources(s.id)]:
+        time.sleep(0.05)
+    operator.break_lock("web", "ops", "stuck")
+    worker.join(60)
+    # Stopped inside the slow resource's 600 s wait: the heartbeat cancelled the run.
+    assert not worker.is_alive()
+    assert [str(e) for e in outcome] and str(outcome[0]).startswith(
+        "lost the lock on stack web: broken by ops at ")
+    stack = operator.find_stack("web")
+    assert stack.stack_status == "CREATE_IN_PROGRESS"  # as the run left it when it lost the lock
+    assert [(r.state.name, r.state.status) for r in operator.resources(stack.id)] == [("slow", "IN_PROGRESS")]
+    running.close()
+    operator.close()
