@@ -305,7 +305,7 @@ def test_postgres_a_job_whose_session_ends_keeps_its_lock(folder, pg_url, pg_ser
         slow = ("SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
                 " WHERE s.name = 'web' AND r.name = 'slow'")
         wait_until(lambda: _pg_tables(pg_url) and _slow_in_progress(_pg_rows(pg_url, slow)), 120,
-                    "the holder to be working")
+                   "the holder to be working")
         # And its session, if still there, is ended by hand too.
         _pg_rows(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                         " WHERE application_name = 'hotplay.stacks' AND datname = %s", (database,))

@@ -216,7 +216,7 @@ def test_a_killed_run_frees_its_lock_and_the_next_run_resumes(tmp_path, pg_url):
         creating = ("SELECT r.status FROM resources r JOIN stacks s ON s.id = r.stack_id"
                     " WHERE s.name = 'victim' AND r.name = 'work'")
         wait_until(lambda: _has_tables(pg_url) and _rows(pg_url, creating) == [("IN_PROGRESS",)],
-                    300, "the run to be creating its resource")
+                   300, "the run to be creating its resource")
         assert _locked_stacks(pg_url) == {"victim"}
     finally:
         # The whole job dies at once (an AWX container killed, an OOM kill): the
