@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 import yaml
 
 from conftest import BIN, INSTALLED, REPO, write_template
