@@ -595,6 +595,7 @@ class Stopped:
         self.process = subprocess.Popen(command, cwd=playbook.parent, env=environment(), text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.finished: subprocess.CompletedProcess[str] | None = None
+        self.frozen: set[int] = set()
         while self.process.poll() is None and _event_count(store) <= events_before:
             time.sleep(0.005)
         time.sleep(delay)
@@ -605,16 +606,24 @@ class Stopped:
             kill_tree(self.process.pid)
             self.process.communicate()
         else:
-            self._signal(signal.SIGSTOP)
+            self.frozen = self._freeze()
 
-    def _signal(self, number: int) -> None:
-        for pid in {self.process.pid} | descendants(self.process.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, number)
+    def _freeze(self) -> set[int]:
+        """SIGSTOP the whole job, again until no process of it is left running (a
+        worker may be starting a module's process meanwhile)."""
+        stopped: set[int] = set()
+        while fresh := ({self.process.pid} | descendants(self.process.pid)) - stopped:
+            for pid in fresh:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            stopped |= fresh
+        return stopped
 
     def wake(self, kill_after: float | None) -> str | None:
         """SIGCONT; the job's output when it ended by itself, None when killed."""
-        self._signal(signal.SIGCONT)
+        for pid in self.frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
         try:
             return self.process.communicate(timeout=kill_after if kill_after is not None else 600)[0]
         except subprocess.TimeoutExpired:
@@ -634,12 +643,21 @@ def _snapshot(workspace: Workspace) -> list[Any]:
                 for table in ("events", "resources", "stacks", "revisions", "hooks")]
 
 
+def _taken_over(workspace: Workspace) -> bool:
+    """The last lock of the stack was taken over from a run that had not released it."""
+    with closing_db(workspace.store) as db:
+        notes = [row[0] for row in db.execute("SELECT note FROM leases WHERE stack_name = ?", (STACK,))]
+    return bool(notes) and notes[0].startswith("took over from ")
+
+
 def _acted_after_takeover(trial: Trial, workspace: Workspace, woken: str | None,
                           recorded: list[Any], files: set[str]) -> list[str]:
     """A **double apply**: the woken job recorded anything after the takeover, or
     ended without saying it lost the lock.  A **late effect**: a file of its version
     that appeared after the takeover (a module it had started before it froze)."""
     problems = []
+    if not _taken_over(workspace):
+        return problems  # the frozen job had released the lock already: no takeover
     if _snapshot(workspace) != recorded:
         problems.append("the job whose lease was taken over wrote to the store after the takeover")
     if woken is not None and LOST_LOCK not in woken:
