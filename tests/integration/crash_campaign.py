@@ -21,8 +21,8 @@ the whole job: a paused VM) until their lease runs out, then woken (and killed a
 random moment in half of those): the woken run must stop and record nothing more
 (a **double apply** when it records anything, or ends without saying it lost the
 lock).  A module it had started before it froze may still finish when woken: a
-**late effect** (a file of its version that appeared after the takeover), which no
-lease can prevent; counted apart.  The store and files must agree as above.
+**late effect** (a file of its version that appeared, or was written over, after
+the takeover), which no lease can prevent; counted apart.  The store and files must agree as above.
 
 The stacks mix ``Hotplay::Local::File`` (real files), ``Hotplay::Ansible::Module``
 resources (ansible.builtin.copy writing real files, deleted with ansible.builtin.file),
@@ -500,7 +500,7 @@ class Campaign:
             taker = run(workspace.playbook("update", "3", lock_timeout=60))
             if taker is None or taker.returncode != 0:
                 trial.problems.append("the second job did not take the lock over: " + _tail(taker))
-            recorded, files = _snapshot(workspace), _file_names(workspace)
+            recorded, files = _snapshot(workspace), _file_texts(workspace)
             if killed:
                 trial.recovery = "killed (own PID namespace), taken over"
             else:
@@ -636,6 +636,11 @@ def _file_names(workspace: Workspace) -> set[str]:
     return {f.name for f in workspace.files.iterdir() if not ANSIBLE_TEMPORARY.match(f.name)}
 
 
+def _file_texts(workspace: Workspace) -> dict[str, str]:
+    return {name: (workspace.files / name).read_text() for name in _file_names(workspace)
+            if (workspace.files / name).is_file()}
+
+
 def _snapshot(workspace: Workspace) -> list[Any]:
     """Everything the store records of the stack (events, resources, stacks, revisions)."""
     with closing_db(workspace.store) as db:
@@ -651,10 +656,11 @@ def _taken_over(workspace: Workspace) -> bool:
 
 
 def _acted_after_takeover(trial: Trial, workspace: Workspace, woken: str | None,
-                          recorded: list[Any], files: set[str]) -> list[str]:
+                          recorded: list[Any], files: dict[str, str]) -> list[str]:
     """A **double apply**: the woken job recorded anything after the takeover, or
     ended without saying it lost the lock.  A **late effect**: a file of its version
-    that appeared after the takeover (a module it had started before it froze)."""
+    that appeared, or was written over, after the takeover (a module it had started
+    before it froze)."""
     problems = []
     if not _taken_over(workspace):
         return problems  # the frozen job had released the lock already: no takeover
@@ -664,10 +670,13 @@ def _acted_after_takeover(trial: Trial, workspace: Workspace, woken: str | None,
         problems.append("the job whose lease was taken over did not stop: " + woken[-300:])
     if problems:
         trial.double_applies += 1
-    appeared = sorted(n for n in _file_names(workspace) - files if n.endswith("-2") or n.startswith("."))
-    if appeared:
+    now = _file_texts(workspace)
+    appeared = sorted(n for n in set(now) - set(files) if n.endswith("-2") or n.startswith("."))
+    rewritten = sorted(n for n in set(now) & set(files) if now[n] != files[n])
+    if appeared or rewritten:
         trial.late_effects += 1
-        problems.append(f"files of the frozen job's version appeared after the takeover: {appeared}")
+        problems.append(f"files of the frozen job's version appeared after the takeover: {appeared},"
+                        f" written over: {rewritten}")
     return problems
 
 
