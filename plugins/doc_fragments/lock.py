@@ -21,8 +21,9 @@ options:
         C(changed=false) and writes nothing.
       - The refusal names the holder, for example C(Stack "web" is locked by AWX job
         42 (awx@ee-7f9c, task 'Apply web') (pid 31 on ee-7f9c, since
-        2026-11-22T03:09:51Z)); after a wait it adds C(still locked after waiting
-        N s (lock_timeout)).
+        2026-11-22T03:09:51Z); its lease runs until 2026-11-22T03:10:21Z unless
+        renewed); after a wait it adds C(still locked after waiting N s
+        (lock_timeout)).
       - Only this stack's lock is waited for; runs of other stacks go on meanwhile.
       - When the stack changed while the task waited (the holder applied its own
         update), the task plans again from what the holder left before it goes on,
@@ -30,8 +31,11 @@ options:
         example) and its plan are checked against the stack as it is.
       - An interruption (SIGTERM or SIGINT, as an AWX cancel sends) ends the waiting. The
         C(timeout) of a run starts once the lock is held.
-      - The lock of a run whose process died is free at once. With PostgreSQL its
-        database session ends; with SQLite the holder's process is found gone.
+      - The lock is a lease that a live run renews. The lock of a run that died is
+        taken over once its lease runs out (30 seconds by default, the C(lock_lease)
+        option of the store URL), or at once when the run ran on this machine, in
+        the same PID namespace, and its process is gone. A value of 60 or more
+        rides out a dead job's lease. M(hotplay.stacks.stack_lock) breaks a lock.
     type: int
     default: 0
 """

@@ -77,6 +77,11 @@ class StackLocked(HotplayError):
         return cls(f'Stack "{stack_name}" is locked by {holder} (pid {pid} on {host}, since {since})')
 
 
+class LockLost(StackLocked):
+    """The run's lease on its stack was taken over (it had run out) or broken: the
+    run writes nothing more and stops."""
+
+
 class StackNotFound(HotplayError):
     """No stack of that name in the store."""
 

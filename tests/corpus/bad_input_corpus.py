@@ -47,7 +47,7 @@ MEMORY_BUDGET = 1 << 30
 # a few seconds on a loaded two-core machine).
 HARD_CAP = 120.0
 # Tables of the store that must stay empty after a refused apply.
-STORE_TABLES = ("stacks", "revisions", "resources", "events", "hooks", "locks")
+STORE_TABLES = ("stacks", "revisions", "resources", "events", "hooks", "leases")
 STACK_NAME = "corpus"
 
 

@@ -13,6 +13,17 @@ an operator relies on:
    trials, ``stack_rollback`` brings back the previous revision instead);
 4. after that, the store and the files agree exactly: no orphan, no ghost.
 
+The ``takeover`` operation stops a run at a random moment of an update, then a
+second job takes the lock over and applies another version.  Half the runs are
+killed where the next job cannot see them die (their own PID namespace, as root):
+the lock is taken over once the lease runs out.  The others are frozen (SIGSTOP to
+the whole job: a paused VM) until their lease runs out, then woken (and killed at a
+random moment in half of those): the woken run must stop and record nothing more
+(a **double apply** when it records anything, or ends without saying it lost the
+lock).  A module it had started before it froze may still finish when woken: a
+**late effect** (a file of its version that appeared, or was written over, after
+the takeover), which no lease can prevent; counted apart.  The store and files must agree as above.
+
 The stacks mix ``Hotplay::Local::File`` (real files), ``Hotplay::Ansible::Module``
 resources (ansible.builtin.copy writing real files, deleted with ansible.builtin.file),
 ``OS::Heat::TestResource`` (with waits, so kills land mid-run), a provider-template
@@ -29,6 +40,7 @@ import json
 import os
 import random
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -42,12 +54,15 @@ from typing import Any
 
 import yaml
 
-from processes import kill_tree
+from processes import descendants, kill_tree
 
 REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
 BIN = REPO / ".venv" / "bin"
 INSTALLED = REPO / ".build" / "installed"
-OPERATIONS = ("create", "update", "delete", "rollback")
+OPERATIONS = ("create", "update", "delete", "rollback", "takeover")
+# Leases of the takeover trials: short, so a frozen run's lease runs out quickly.
+SHORT_LEASE = "lock_lease=2&lock_renew=0.5"
+LOST_LOCK = "lost the lock on stack crash"
 STACK = "crash"
 # Resource types whose physical id is the path of a file they made.
 MANAGES_FILES = ("Hotplay::Local::File", "Hotplay::Ansible::Module")
@@ -177,6 +192,8 @@ class Trial:
     inconsistencies: int = 0
     orphans: int = 0
     ghosts: int = 0
+    double_applies: int = 0
+    late_effects: int = 0
     ansible_temporaries: int = 0
 
     def line(self) -> str:
@@ -188,16 +205,17 @@ class Trial:
 class Workspace:
     """One trial's directory: templates, the files the stack manages, a store."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, lease: str = "") -> None:
         self.root = root
         self.files = root / "files"
         self.files.mkdir(parents=True)
         (root / "main.yaml").write_text(MAIN)
         (root / "nested.yaml").write_text(NESTED)
         self.store = root / "store.db"
-        self.url = f"sqlite:///{self.store}"
+        self.url = f"sqlite:///{self.store}" + (f"?{lease}" if lease else "")
 
-    def playbook(self, operation: str, version: str, fail: bool = False, revision: int = 0) -> Path:
+    def playbook(self, operation: str, version: str, fail: bool = False, revision: int = 0,
+                 lock_timeout: int = 0) -> Path:
         if operation == "delete":
             task: dict[str, Any] = {"hotplay.stacks.stack": {"name": STACK, "state": "absent",
                                                              "store": self.url}}
@@ -209,10 +227,11 @@ class Workspace:
         else:
             task = {"hotplay.stacks.stack": {
                 "name": STACK, "template": str(self.root / "main.yaml"), "store": self.url,
-                "parameters": {"dir": str(self.files), "version": version, "fail": fail}}}
+                "parameters": {"dir": str(self.files), "version": version, "fail": fail},
+                "lock_timeout": lock_timeout}}
         play = [{"name": f"Crash campaign: {operation}", "hosts": "localhost", "gather_facts": False,
                  "tasks": [{"name": operation, **task}]}]
-        path = self.root / f"{operation}-{version}-{int(fail)}-{revision}.yml"
+        path = self.root / f"{operation}-{version}-{int(fail)}-{revision}-{lock_timeout}.yml"
         path.write_text(yaml.safe_dump(play, sort_keys=False))
         return path
 
@@ -440,6 +459,9 @@ class Campaign:
         rng = random.Random(f"{operation}:{seed}")
         trial = Trial(operation, seed)
         root = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"{operation}-{seed}-"))
+        if operation == "takeover":
+            self._takeover(Workspace(root, SHORT_LEASE), trial, rng)
+            return trial
         workspace = Workspace(root)
         killed_playbook, target = self._prepare(workspace, operation)
         # Most kills land while the engine works (counted from its first write);
@@ -458,6 +480,41 @@ class Campaign:
             trial.problems.append("the run failed before it was killed: " + _tail(finished))
         self._recover(workspace, trial, rng, killed_playbook, target)
         return trial
+
+    def _takeover(self, workspace: Workspace, trial: Trial, rng: random.Random) -> None:
+        """Stop an update of version 2 at a random moment (killed where this host
+        cannot see it die, or frozen past its lease), let a second job take the lock
+        over and apply version 3, then wake the frozen one (killing it at a random
+        moment in half the trials)."""
+        created = run(workspace.playbook("create", "1"))
+        if created is None or created.returncode != 0:
+            raise RuntimeError(f"setup: the create failed: {_tail(created)}")
+        killed = rng.random() < 0.5
+        trial.delay = rng.uniform(0, self.windows["update"] * 1.05)
+        before = _event_count(workspace.store)
+        first = Stopped(workspace.playbook("update", "2"), workspace.store, before, trial.delay, killed)
+        if first.finished is not None:
+            trial.landed = "after the end"
+        else:
+            trial.landed = "mid-run" if _event_count(workspace.store) > before else "before any write"
+            taker = run(workspace.playbook("update", "3", lock_timeout=60))
+            if taker is None or taker.returncode != 0:
+                trial.problems.append("the second job did not take the lock over: " + _tail(taker))
+            recorded, files = _snapshot(workspace), _file_texts(workspace)
+            if killed:
+                trial.recovery = "killed (own PID namespace), taken over"
+            else:
+                kill_after = rng.uniform(0, 1.5) if rng.random() < 0.5 else None
+                trial.recovery = "frozen, taken over, woken" + (", killed" if kill_after is not None else "")
+                trial.problems += _acted_after_takeover(trial, workspace, first.wake(kill_after),
+                                                        recorded, files)
+        store = store_problems(workspace.store)
+        trial.inconsistencies += len(store)
+        trial.problems += store + tracking_problems(workspace, trial)
+        done = run(workspace.playbook("update", "3", lock_timeout=60))
+        if done is None or done.returncode != 0:
+            trial.problems.append("re-run failed: " + _tail(done))
+        trial.problems += self._settled(workspace, "3")
 
     def _prepare(self, workspace: Workspace, operation: str) -> tuple[Path, str | None]:
         """Bring the stack to where the operation starts; (playbook to kill,
@@ -524,6 +581,105 @@ class Campaign:
         return problems
 
 
+class Stopped:
+    """A job stopped ``delay`` seconds after its first write: killed (in a PID
+    namespace of its own when run as root, so that the next job cannot see it die
+    and must wait for its lease to run out), or frozen whole (SIGSTOP to every
+    process of it: a paused VM) until woken."""
+
+    def __init__(self, playbook: Path, store: Path, events_before: int, delay: float,
+                 killed: bool) -> None:
+        command = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+        if killed and os.geteuid() == 0:
+            command = ["unshare", "--pid", "--fork", "--mount-proc", *command]
+        self.process = subprocess.Popen(command, cwd=playbook.parent, env=environment(), text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.finished: subprocess.CompletedProcess[str] | None = None
+        self.frozen: set[int] = set()
+        while self.process.poll() is None and _event_count(store) <= events_before:
+            time.sleep(0.005)
+        time.sleep(delay)
+        if self.process.poll() is not None:
+            self.finished = subprocess.CompletedProcess(command, self.process.returncode,
+                                                        self.process.communicate()[0], "")
+        elif killed:
+            kill_tree(self.process.pid)
+            self.process.communicate()
+        else:
+            self.frozen = self._freeze()
+
+    def _freeze(self) -> set[int]:
+        """SIGSTOP the whole job, again until no process of it is left running (a
+        worker may be starting a module's process meanwhile)."""
+        stopped: set[int] = set()
+        while fresh := ({self.process.pid} | descendants(self.process.pid)) - stopped:
+            for pid in fresh:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            stopped |= fresh
+        return stopped
+
+    def wake(self, kill_after: float | None) -> str | None:
+        """SIGCONT; the job's output when it ended by itself, None when killed."""
+        for pid in self.frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        try:
+            return self.process.communicate(timeout=kill_after if kill_after is not None else 600)[0]
+        except subprocess.TimeoutExpired:
+            kill_tree(self.process.pid)
+            self.process.communicate()
+            return None
+
+
+def _file_names(workspace: Workspace) -> set[str]:
+    return {f.name for f in workspace.files.iterdir() if not ANSIBLE_TEMPORARY.match(f.name)}
+
+
+def _file_texts(workspace: Workspace) -> dict[str, str]:
+    return {name: (workspace.files / name).read_text() for name in _file_names(workspace)
+            if (workspace.files / name).is_file()}
+
+
+def _snapshot(workspace: Workspace) -> list[Any]:
+    """Everything the store records of the stack (events, resources, stacks, revisions)."""
+    with closing_db(workspace.store) as db:
+        return [db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()  # noqa: S608
+                for table in ("events", "resources", "stacks", "revisions", "hooks")]
+
+
+def _taken_over(workspace: Workspace) -> bool:
+    """The last lock of the stack was taken over from a run that had not released it."""
+    with closing_db(workspace.store) as db:
+        notes = [row[0] for row in db.execute("SELECT note FROM leases WHERE stack_name = ?", (STACK,))]
+    return bool(notes) and notes[0].startswith("took over from ")
+
+
+def _acted_after_takeover(trial: Trial, workspace: Workspace, woken: str | None,
+                          recorded: list[Any], files: dict[str, str]) -> list[str]:
+    """A **double apply**: the woken job recorded anything after the takeover, or
+    ended without saying it lost the lock.  A **late effect**: a file of its version
+    that appeared, or was written over, after the takeover (a module it had started
+    before it froze)."""
+    problems = []
+    if not _taken_over(workspace):
+        return problems  # the frozen job had released the lock already: no takeover
+    if _snapshot(workspace) != recorded:
+        problems.append("the job whose lease was taken over wrote to the store after the takeover")
+    if woken is not None and LOST_LOCK not in woken:
+        problems.append("the job whose lease was taken over did not stop: " + woken[-300:])
+    if problems:
+        trial.double_applies += 1
+    now = _file_texts(workspace)
+    appeared = sorted(n for n in set(now) - set(files) if n.endswith("-2") or n.startswith("."))
+    rewritten = sorted(n for n in set(now) & set(files) if now[n] != files[n])
+    if appeared or rewritten:
+        trial.late_effects += 1
+        problems.append(f"files of the frozen job's version appeared after the takeover: {appeared},"
+                        f" written over: {rewritten}")
+    return problems
+
+
 def _event_count(store: Path) -> int:
     if not store.exists():
         return 0
@@ -580,6 +736,8 @@ def summarise(results: list[Trial], report: Any = print) -> None:
                f"{sum(1 for t in mine if t.problems)} failed, "
                f"store inconsistencies {sum(t.inconsistencies for t in mine)}, "
                f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}, "
+               f"double applies {sum(t.double_applies for t in mine)}, "
+               f"late effects of frozen modules {sum(t.late_effects for t in mine)}, "
                f"Ansible temporaries left by killed modules {sum(t.ansible_temporaries for t in mine)}")
 
 
@@ -602,7 +760,9 @@ def main() -> int:
     print(json.dumps({"trials": len(results), "failed": sum(1 for t in results if t.problems),
                       "inconsistencies": sum(t.inconsistencies for t in results),
                       "orphans": sum(t.orphans for t in results),
-                      "ghosts": sum(t.ghosts for t in results)}))
+                      "ghosts": sum(t.ghosts for t in results),
+                      "double_applies": sum(t.double_applies for t in results),
+                      "late_effects": sum(t.late_effects for t in results)}))
     return 1 if any(t.problems for t in results) else 0
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from collections.abc import Callable
+
+import pytest
 
 
 def kill_tree(pid: int) -> None:
@@ -53,3 +57,12 @@ def _signal(pid: int, number: int) -> None:
         os.kill(pid, number)
     except ProcessLookupError:
         pass
+
+
+def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
+    """Poll ``condition`` every 0.1 s; fail the test after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {seconds} s waiting for {what}")
+        time.sleep(0.1)

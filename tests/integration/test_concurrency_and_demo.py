@@ -52,7 +52,7 @@ def test_second_apply_of_a_running_stack_is_refused_naming_the_holder(tmp_path, 
     while time.monotonic() < deadline:
         db = Path(store_url[len("sqlite:///"):])
         try:
-            if db.exists() and store_rows(store_url, "SELECT count(*) FROM locks") == [(1,)]:
+            if db.exists() and store_rows(store_url, "SELECT count(*) FROM leases WHERE expires > 0") == [(1,)]:
                 break
         except sqlite3.OperationalError:
             pass  # the file is there, its tables not yet

@@ -198,7 +198,7 @@ def _converge(
 ) -> tuple[StackResult, _Prepared]:
     """Lock the stack (waiting up to ``lock_timeout``), then run the apply."""
     cancel = request.cancel or Cancel()
-    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
         if store.find_stack(request.name) != prepared.existing:
             # Another run changed the stack since it was read (while this one
             # waited for the lock): plan again from what it left.
@@ -384,7 +384,7 @@ def _delete(
 ) -> StackResult:
     """Lock the stack (waiting up to ``lock_timeout``), then delete it."""
     cancel = request.cancel or Cancel()
-    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
         current = store.find_stack(request.name)
         if current != existing:
             # Another run changed (or deleted) the stack while this one waited.

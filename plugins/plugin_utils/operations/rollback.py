@@ -91,7 +91,7 @@ def rollback_stack(
     if isinstance(planned, StackResult):
         return planned
     cancel = request.cancel or Cancel()
-    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event):
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
         if store.find_stack(request.name) != planned.stack:
             # Another run changed the stack while this one waited for the lock:
             # choose the target again from the revisions it left.

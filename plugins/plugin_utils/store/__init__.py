@@ -4,7 +4,8 @@
 hooks and locks, in SQLite or PostgreSQL over one SQL core (sql.py); sealing of
 secrets (sealed), copying between stores (copy), waiting for locks (locking).
 
-Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``.
+Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``;
+``?lock_lease=30&lock_renew=10`` sets how locks are leased (leases.py).
 
 May import: the core modules (errors, secrets).
 """
@@ -14,11 +15,41 @@ from __future__ import annotations
 import os
 
 from ..errors import StoreError
-from .base import Store
+from .base import LeaseTerms, Store
 from .sqlite import SqliteStore, default_path
 
 STORE_ENV_VAR = "HOTPLAY_STORE"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+# URL query options of this collection (the others are the driver's).
+LEASE_OPTIONS = ("lock_lease", "lock_renew")
+
+
+def lease_terms_of(url: str) -> tuple[str, LeaseTerms]:
+    """The URL without ``lock_lease`` and ``lock_renew`` (seconds), and the lease
+    terms they set: the renewal every third of the lease unless told."""
+    base, _mark, query = url.partition("?")
+    items = [item.partition("=") for item in query.split("&")] if query else []
+    given = {key: _seconds(key, value) for key, _eq, value in items if key in LEASE_OPTIONS}
+    if not given:
+        return url, LeaseTerms()
+    kept = "&".join(key + eq + value for key, eq, value in items if key not in LEASE_OPTIONS)
+    length = given.get("lock_lease", LeaseTerms.length)
+    renew = given.get("lock_renew", min(LeaseTerms.renew_every, length / 3))
+    if renew >= length:
+        raise StoreError(f"store URL options: lock_renew ({renew:g}) must be less than lock_lease "
+                         f"({length:g}), or a live run's lease may run out between two renewals")
+    return base + ("?" + kept if kept else ""), LeaseTerms(length, renew)
+
+
+def _seconds(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise StoreError(f"store URL option {option}={text!r} is not valid: expected a number of "
+                         "seconds above 0")
+    return value
 
 
 def store_path_from_url(url: str) -> str:
@@ -34,17 +65,17 @@ def store_path_from_url(url: str) -> str:
 
 def open_store(url: str | None = None) -> Store:
     """The store named by ``url``, else ``$HOTPLAY_STORE``, else the per-user file."""
-    url = url or os.environ.get(STORE_ENV_VAR) or ""
+    url, terms = lease_terms_of(url or os.environ.get(STORE_ENV_VAR) or "")
     if not url:
-        return SqliteStore(default_path())
+        return SqliteStore(default_path(), terms)
     if url.startswith("sqlite:"):
-        return SqliteStore(store_path_from_url(url))
+        return SqliteStore(store_path_from_url(url), terms)
     scheme = url.split(":", 1)[0]
     if scheme in POSTGRES_SCHEMES and url.startswith(f"{scheme}://"):
         # Imported here: the SQLite path works without psycopg installed.
         from .postgres import PostgresStore  # pylint: disable=import-outside-toplevel
 
-        return PostgresStore(url)
+        return PostgresStore(url, lease_terms=terms)
     raise StoreError(
         f"store URL scheme {scheme!r} is not supported "
         "(use sqlite:///... or postgresql://user@host:port/db)"

@@ -123,6 +123,66 @@ class KeyringRecord:
 
 
 @dataclass(frozen=True)
+class LeaseTerms:
+    """How long a stack's lock is held without news of its holder (``length``) and
+    how often a live holder renews it (``renew_every``), in seconds.  A holder that
+    dies, or loses touch with the store, loses the lock one ``length`` after its
+    last renewal; so ``renew_every`` is well under ``length`` (a third by default):
+    two renewals may fail before a live holder's lease runs out."""
+
+    length: float = 30.0
+    renew_every: float = 10.0
+
+
+@dataclass(frozen=True)
+class LeaseRecord:
+    """A stack's lock row: the lease of the run that took the current ``token``.
+
+    ``token`` grows by one with every acquisition and every break, never goes back:
+    a run's writes carry the token it got, so a run whose lease was taken over
+    writes nothing more (fencing).  The other fields name who took it (a run, or
+    an operator who broke the lock) and where its process runs.  ``expires`` and
+    ``now`` are seconds since the epoch by the store's clock (the database server's
+    for PostgreSQL); ``expires`` is 0 once the lease was released or broken."""
+
+    stack_name: str
+    token: int
+    holder: str
+    host: str
+    pid: int
+    pid_space: str  # boot id and PID namespace of the holder's process
+    pid_start: str  # its start time: a reused pid is not taken for it
+    acquired: str  # Heat timestamp of the acquisition (or the break)
+    expires: float
+    note: str  # how the token began: "" (free), a takeover, a break and its reason
+    now: float = 0.0
+
+    @property
+    def held(self) -> bool:
+        """A run holds it and its lease has not run out."""
+        return self.expires > self.now
+
+    @property
+    def broken(self) -> bool:
+        return self.note.startswith(BROKEN_NOTE)
+
+    def expiry_time(self) -> str:
+        """``expires`` as a Heat timestamp ("" when released or broken)."""
+        if self.expires <= 0:
+            return ""
+        moment = datetime.datetime.fromtimestamp(self.expires, datetime.timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def who(self) -> str:
+        """The holder as a refusal names it."""
+        return f"{self.holder} (pid {self.pid} on {self.host}, since {self.acquired})"
+
+
+# The note of a lease broken by an operator: "broken: <reason>".
+BROKEN_NOTE = "broken: "
+
+
+@dataclass(frozen=True)
 class StoredResource:
     """A resource row: its state plus the bookkeeping the store adds."""
 
@@ -153,13 +213,31 @@ class Store(ABC):
         """Group several writes into one atomic transaction."""
         yield
 
-    # -- locks ----------------------------------------------------------------------
+    # -- locks (leases with fencing: store/leases.py) ---------------------------------
+    lease_terms: LeaseTerms = LeaseTerms()
+
     @abstractmethod
-    def acquire_lock(self, stack_name: str, holder: str) -> None:
-        """Take the stack's lock or raise ``StackLocked`` naming the holder."""
+    def acquire_lock(self, stack_name: str, holder: str) -> int:
+        """Take the stack's lock (a free or expired lease) or raise ``StackLocked``
+        naming the holder; the lease's token.  From here on every write of this
+        store checks the token first and raises ``LockLost`` once it changed."""
+
+    @abstractmethod
+    def renew_lock(self, stack_name: str) -> None:
+        """Extend the lease this store holds by ``lease_terms.length`` from now;
+        ``LockLost`` when it was taken over or broken."""
 
     @abstractmethod
     def release_lock(self, stack_name: str, holder: str) -> None: ...
+
+    @abstractmethod
+    def lock_record(self, stack_name: str) -> LeaseRecord | None:
+        """The stack's lock row, None when it was never locked."""
+
+    @abstractmethod
+    def break_lock(self, stack_name: str, by: str, reason: str) -> LeaseRecord | None:
+        """End the lease, held or not, whoever holds it: the token grows, so its
+        holder writes nothing more.  The row as it was, None when never locked."""
 
     # -- stacks ---------------------------------------------------------------------
     @abstractmethod

@@ -37,9 +37,9 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     # A stack's keyring (salt, key check, secret values): its encrypted values need it.
     "stack_keys": (("stack_id",), "stack_id"),
 }
-# Not copied as tables: runtime state (locks); meta, each store's own, gets only the
+# Not copied as tables: runtime state (locks, leases); meta, each store's own, gets only the
 # keys the target lacks (never its schema version).
-NOT_COPIED = frozenset({"locks", "meta"})
+NOT_COPIED = frozenset({"locks", "leases", "meta"})
 SCHEMA_KEY = "schema_version"
 # Meta keys each store has for itself: neither compared nor copied.  The salt of
 # new keyrings differs from store to store; a copied stack keeps its own keyring.

@@ -6,25 +6,25 @@ Same behaviour as the SQLite store.  One connection shared by the executor's thr
 behind a lock, in autocommit mode: writes outside an explicit ``transaction()``
 commit one by one, so intent is durable before the handler acts.
 
-Locks are session-level advisory locks (one per stack name), so the lock of a job
-whose process dies goes with its connection; a ``locks`` row names the holder for
-the refusal message.  psycopg is imported only when a PostgreSQL store is opened.
+Locks are leases (leases.py) timed by the server's clock, not tied to a session: a
+session that ends while the job lives (``idle_session_timeout``, a terminated
+backend, a failover, a pooler) is opened again and the job goes on under its lease,
+which no other job can take meanwhile.  psycopg is imported only when a PostgreSQL
+store is opened.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import StackLocked, StoreError
-from .base import utc_now
+from ..errors import StoreError
+from .base import LeaseTerms
 from .sql import EVENT_INSERT, META_TABLE, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
 
@@ -47,7 +47,7 @@ DIALECT = Dialect(
     false="FALSE",
     true="TRUE",
     serial_key="BIGSERIAL PRIMARY KEY",
-    # The session holding the advisory lock: its row goes when that session ends.
+    # Version 1's locks table (no longer used: leases replace it).
     lock_owner="backend_pid INTEGER NOT NULL",
     live="NOT deleted",
     text_order=' COLLATE "C"',  # byte order whatever the database's locale
@@ -57,10 +57,6 @@ DIALECT = Dialect(
 
 # Serialises schema creation/migration between stores opening the same database.
 _MIGRATION_LOCK_KEY = 0x686F74706C6179  # "hotplay"
-
-# The advisory lock key of a stack: 64 bits of md5, so two stack names never share a
-# lock in practice (hashtext() has only 32 bits).
-_LOCK_KEY_SQL = "('x' || substr(md5('hotplay.stacks:' || %s), 1, 16))::bit(64)::bigint"
 
 
 def _psycopg() -> Any:
@@ -107,13 +103,17 @@ class PostgresStore(SqlStore):
     """The shared store."""
 
     dialect = DIALECT
+    lease_now = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+    lease_row_lock = " FOR UPDATE"
 
-    def __init__(self, url: str, connect_timeout: int = 10) -> None:
+    def __init__(self, url: str, connect_timeout: int = 10,
+                 lease_terms: LeaseTerms = LeaseTerms()) -> None:
+        self._init_leases(lease_terms)
         self.url = url
         self._shown = redact_url(url)
         self._lock = threading.RLock()
         self._in_transaction = False
-        self._held: set[str] = set()
+        self._connect_timeout = connect_timeout
         self._pg = _psycopg()
         self._conn = self._connect(connect_timeout)
         try:
@@ -165,18 +165,13 @@ class PostgresStore(SqlStore):
 
     def close(self) -> None:
         with self._lock:
-            if self._conn.closed:
+            if self._conn.closed and not self._fences:
                 return
             try:
-                for name in sorted(self._held):
-                    self._execute(
-                        "DELETE FROM locks WHERE stack_name = %s AND backend_pid = pg_backend_pid()",
-                        (name,),
-                    )
+                self.release_all_locks()
             except StoreError:
-                pass
-            self._held.clear()
-            self._conn.close()  # ends the session: its advisory locks go with it
+                pass  # left to run out
+            self._conn.close()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -187,6 +182,7 @@ class PostgresStore(SqlStore):
             self._execute("BEGIN")
             self._in_transaction = True
             try:
+                self._check_fences()
                 yield
             except BaseException:
                 self._in_transaction = False
@@ -206,72 +202,47 @@ class PostgresStore(SqlStore):
         with self._lock:
             try:
                 return self._conn.execute(sql, args or None)
-            except self._pg.OperationalError as exc:
-                raise StoreError(
-                    f"lost the connection to the store {self._shown}: {_first_line(exc)}"
-                ) from None
-            except self._pg.InterfaceError as exc:
-                raise StoreError(
-                    f"the connection to the store {self._shown} is closed: {_first_line(exc)}"
-                ) from None
+            except (self._pg.OperationalError, self._pg.InterfaceError) as exc:
+                if self._in_transaction or not (self._conn.broken or self._conn.closed):
+                    raise self._failure(exc) from None
+                lost = exc
+            # The session ended while the job lives (idle_session_timeout, a
+            # terminated backend, a failover): outside a transaction the statement
+            # is tried once more in a new session.  The lease is not the session's,
+            # so the job's lock holds meanwhile; the next write checks it.
+            self._reconnect(lost)
+            try:
+                return self._conn.execute(sql, args or None)
             except self._pg.Error as exc:
-                raise StoreError(f"store {self._shown}: {_first_line(exc)}") from exc
+                raise self._failure(exc) from None
+
+    def _reconnect(self, lost: BaseException) -> None:
+        try:
+            self._conn.close()
+        except self._pg.Error:
+            pass
+        try:
+            self._conn = self._connect(self._connect_timeout)
+        except StoreError as error:
+            raise StoreError(f"lost the connection to the store {self._shown}: {_first_line(lost)};"
+                             f" {error}") from None
+
+    def _failure(self, exc: BaseException) -> StoreError:
+        if isinstance(exc, self._pg.OperationalError):
+            return StoreError(f"lost the connection to the store {self._shown}: {_first_line(exc)}")
+        if isinstance(exc, self._pg.InterfaceError):
+            return StoreError(f"the connection to the store {self._shown} is closed: {_first_line(exc)}")
+        return StoreError(f"store {self._shown}: {_first_line(exc)}")
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        return self._execute(sql, args)
+        with self._lock, self._fenced():
+            return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
             cursor = self._execute(sql, args)
             names = [column.name for column in cursor.description or ()]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
-
-    # -- locks ----------------------------------------------------------------------
-    def acquire_lock(self, stack_name: str, holder: str) -> None:
-        with self._lock:
-            if stack_name not in self._held:
-                rows = self._read(f"SELECT pg_try_advisory_lock({_LOCK_KEY_SQL}) AS ok", (stack_name,))
-                got = bool(rows[0]["ok"])
-            else:
-                got = False  # held by this store already: a second holder is refused
-            if not got:
-                rows = self._read("SELECT * FROM locks WHERE stack_name = %s", (stack_name,))
-                if rows:
-                    row = rows[0]
-                    raise StackLocked.held_by(
-                        stack_name, row["holder"], row["pid"], row["host"], row["acquired"])
-                raise StackLocked(f'Stack "{stack_name}" is locked by another job')
-            try:
-                self._write(
-                    "INSERT INTO locks VALUES (%s, %s, %s, %s, pg_backend_pid(), %s)"
-                    " ON CONFLICT (stack_name) DO UPDATE SET holder = excluded.holder,"
-                    " host = excluded.host, pid = excluded.pid,"
-                    " backend_pid = excluded.backend_pid, acquired = excluded.acquired",
-                    (stack_name, holder, socket.gethostname(), os.getpid(), utc_now()),
-                )
-            except BaseException:
-                self._unlock(stack_name)
-                raise
-            self._held.add(stack_name)
-
-    def _unlock(self, stack_name: str) -> None:
-        try:
-            self._execute(f"SELECT pg_advisory_unlock({_LOCK_KEY_SQL})", (stack_name,))
-        except StoreError:
-            pass  # the session is gone, and its locks with it
-
-    def release_lock(self, stack_name: str, holder: str) -> None:
-        with self._lock:
-            if stack_name not in self._held:
-                return
-            cursor = self._write(
-                "DELETE FROM locks WHERE stack_name = %s AND holder = %s AND pid = %s"
-                " AND backend_pid = pg_backend_pid()",
-                (stack_name, holder, os.getpid()),
-            )
-            if cursor.rowcount:
-                self._held.discard(stack_name)
-                self._unlock(stack_name)
 
     def _one_of(self, column: str, values: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         # One array argument, however many values (a statement takes at most 65535).
@@ -282,7 +253,8 @@ class PostgresStore(SqlStore):
         self._read("SELECT id FROM stacks WHERE id = %s FOR UPDATE", (stack_id,))
 
     def _insert_event(self, args: Sequence[Any]) -> int:
-        return int(self._read(f"{DIALECT.native(EVENT_INSERT)} RETURNING id", args)[0]["id"])
+        with self._lock, self._fenced():
+            return int(self._read(f"{DIALECT.native(EVENT_INSERT)} RETURNING id", args)[0]["id"])
 
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
     def stored_tables(self) -> dict[str, list[str]]:

@@ -46,6 +46,7 @@ from .base import (
     EventRecord,
     HookRecord,
     KeyringRecord,
+    LeaseRecord,
     RevisionRecord,
     StackRecord,
     Store,
@@ -60,6 +61,7 @@ class SealedStore(Store):
     def __init__(self, inner: Store, key: StoreKey | None = None) -> None:
         self.inner = inner
         self.url = inner.url
+        self.lease_terms = inner.lease_terms
         self.key = key
         self._values = SecretValues()
         # Masked in what tasks show, kept as they are (SecretValues.shown_only).
@@ -283,11 +285,20 @@ class SealedStore(Store):
         with self.inner.transaction():
             yield
 
-    def acquire_lock(self, stack_name: str, holder: str) -> None:
-        self.inner.acquire_lock(stack_name, holder)
+    def acquire_lock(self, stack_name: str, holder: str) -> int:
+        return self.inner.acquire_lock(stack_name, holder)
+
+    def renew_lock(self, stack_name: str) -> None:
+        self.inner.renew_lock(stack_name)
 
     def release_lock(self, stack_name: str, holder: str) -> None:
         self.inner.release_lock(stack_name, holder)
+
+    def lock_record(self, stack_name: str) -> LeaseRecord | None:
+        return self.inner.lock_record(stack_name)
+
+    def break_lock(self, stack_name: str, by: str, reason: str) -> LeaseRecord | None:
+        return self.inner.break_lock(stack_name, by, reason)
 
     def find_stack(self, name: str) -> StackRecord | None:
         found = self.inner.find_stack(name)

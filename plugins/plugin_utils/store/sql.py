@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import StackNotFound
 from ..secrets import new_salt
+from .leases import LeaseRows
 from .base import (
     EventRecord,
     HookRecord,
@@ -27,7 +28,6 @@ from .base import (
     ResourceState,
     RevisionRecord,
     StackRecord,
-    Store,
     StoredResource,
     utc_now,
 )
@@ -41,7 +41,7 @@ from .rows import (
     stored_resource,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
 # ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
@@ -142,6 +142,22 @@ CREATE TABLE IF NOT EXISTS stack_keys (
     updated TEXT NOT NULL
 );
 """),
+    # Locks as leases with fencing tokens (leases.py); version 1's locks table is
+    # no longer read.
+    (3, """
+CREATE TABLE IF NOT EXISTS leases (
+    stack_name TEXT PRIMARY KEY,
+    token BIGINT NOT NULL,
+    holder TEXT NOT NULL DEFAULT '',
+    host TEXT NOT NULL DEFAULT '',
+    pid INTEGER NOT NULL DEFAULT 0,
+    pid_space TEXT NOT NULL DEFAULT '',
+    pid_start TEXT NOT NULL DEFAULT '',
+    acquired TEXT NOT NULL DEFAULT '',
+    expires DOUBLE PRECISION NOT NULL DEFAULT 0,
+    note TEXT NOT NULL DEFAULT ''
+);
+"""),
 )
 
 
@@ -189,8 +205,9 @@ def insert_sql(table: str, names: Sequence[str]) -> str:
             f' VALUES ({", ".join("?" * len(names))})')
 
 
-class SqlStore(Store):
-    """The ``Store`` interface in SQL, over a backend's connection and dialect."""
+class SqlStore(LeaseRows):
+    """The ``Store`` interface in SQL, over a backend's connection and dialect
+    (locks: leases.py)."""
 
     dialect: Dialect
 

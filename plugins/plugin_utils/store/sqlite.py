@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,8 +21,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import StackLocked, StoreError
-from .base import utc_now
+from ..errors import StoreError
+from .base import LeaseTerms
 from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
 DIALECT = Dialect(
@@ -33,7 +32,7 @@ DIALECT = Dialect(
     false="0",
     true="1",
     serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
-    # The start time of the holder's process, so a reused pid is not taken for it.
+    # Version 1's locks table (no longer used: leases replace it).
     lock_owner="pid_start TEXT NOT NULL",
     live="deleted = 0",
     text_order="",  # SQLite's default collation is byte order already
@@ -71,7 +70,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     for _version, statements in DIALECT.schema():
         db.executescript(statements)
     # The tables above are created when missing, so an older file is at the
-    # newest version now (2: the stack_keys table of secrets).
+    # newest version now (2: the stack_keys table of secrets; 3: leases).
     db.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
         " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
@@ -107,34 +106,17 @@ def default_path() -> str:
     return os.path.join(data_home, "hotplay", "stacks.db")
 
 
-def _process_start(pid: int) -> str:
-    """Start time of a process (clock ticks since boot), '' when it is gone.
-
-    Compared with the recorded value so a reused pid is not taken for the holder.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return ""
-    # A killed process nobody has reaped yet (a zombie) holds nothing any more.
-    if len(fields) < 20 or fields[0] in ("Z", "X"):
-        return ""
-    return fields[19]
-
-
-def _holder_alive(host: str, pid: int, pid_start: str) -> bool:
-    if host != socket.gethostname():
-        return True  # cannot tell for another machine: assume it is running
-    return _process_start(pid) == pid_start
-
-
 class SqliteStore(SqlStore):
     """The embedded store."""
 
     dialect = DIALECT
+    # The host's clock (SQLite has no other): hosts sharing a store keep theirs in
+    # step (NTP), well within a lease's length.
+    lease_now = "((julianday('now') - 2440587.5) * 86400.0)"
+    lease_row_lock = ""  # BEGIN IMMEDIATE holds the write lock already
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lease_terms: LeaseTerms = LeaseTerms()) -> None:
+        self._init_leases(lease_terms)
         self.path = os.path.abspath(path)
         self.url = f"sqlite:///{self.path}"
         self._lock = threading.RLock()
@@ -195,6 +177,11 @@ class SqliteStore(SqlStore):
 
     def close(self) -> None:
         with self._lock:
+            if not self.read_only:
+                try:
+                    self.release_all_locks()
+                except StoreError:
+                    pass  # left to run out
             self._db.close()
 
     @contextmanager
@@ -207,6 +194,7 @@ class SqliteStore(SqlStore):
             self._execute("BEGIN IMMEDIATE")
             self._in_transaction = True
             try:
+                self._check_fences()
                 yield
             except BaseException:
                 self._execute("ROLLBACK")
@@ -219,7 +207,8 @@ class SqliteStore(SqlStore):
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self._lock:
             self._refuse_change()
-            return self._execute(sql, args)
+            with self._fenced():
+                return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -240,27 +229,6 @@ class SqliteStore(SqlStore):
         """SQLite's own words (``database or disk is full``, ``database disk image is
         malformed``) say nothing of which file: the store's error names it."""
         return StoreError(f"the store {self.path} failed: {error}")
-
-    # -- locks ----------------------------------------------------------------------
-    def acquire_lock(self, stack_name: str, holder: str) -> None:
-        pid = os.getpid()
-        with self.transaction():
-            rows = self._read("SELECT * FROM locks WHERE stack_name = ?", (stack_name,))
-            if rows:
-                row = rows[0]
-                if _holder_alive(row["host"], row["pid"], row["pid_start"]):
-                    raise StackLocked.held_by(
-                        stack_name, row["holder"], row["pid"], row["host"], row["acquired"])
-            self._write(
-                "INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?, ?, ?)",
-                (stack_name, holder, socket.gethostname(), pid, _process_start(pid), utc_now()),
-            )
-
-    def release_lock(self, stack_name: str, holder: str) -> None:
-        self._write(
-            "DELETE FROM locks WHERE stack_name = ? AND holder = ? AND pid = ?",
-            (stack_name, holder, os.getpid()),
-        )
 
     def _insert_event(self, args: Sequence[Any]) -> int:
         return int(self._write(EVENT_INSERT, args).lastrowid or 0)

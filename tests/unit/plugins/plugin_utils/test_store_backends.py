@@ -249,7 +249,7 @@ def test_schema_is_versioned_and_created_once(pg_url):
     first = PostgresStore(pg_url)
     stack = first.create_stack("web")
     second = PostgresStore(pg_url)  # finds the schema in place: no error, data kept
-    assert second.schema_version() == 2 and second.get_stack(stack.id) == stack
+    assert second.schema_version() == 3 and second.get_stack(stack.id) == stack
     second.close()
     first._execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     with pytest.raises(StoreError, match="schema version 99, newer"):
@@ -268,18 +268,42 @@ def test_bad_url_is_a_store_error_without_traceback():
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
-def test_lost_connection_is_a_store_error(pg_url, pg_server):
+def _terminate_session(store, pg_server) -> int:
+    import psycopg  # pylint: disable=import-outside-toplevel
+
+    pid = store._read("SELECT pg_backend_pid() AS pid")[0]["pid"]  # pylint: disable=protected-access
+    with psycopg.connect(pg_server["DATABASE_URL"], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    return pid
+
+
+def test_a_session_ended_under_the_store_is_opened_again(pg_url, pg_server):
+    # pg_terminate_backend, idle_session_timeout, a failover: the job lives on.
+    store = PostgresStore(pg_url)
+    stack = store.create_stack("web")
+    ended = _terminate_session(store, pg_server)
+    assert store.get_stack(stack.id) == stack
+    store.add_event(stack.id, "a", "CREATE", "COMPLETE", "")
+    assert store._read("SELECT pg_backend_pid() AS pid")[0]["pid"] != ended  # pylint: disable=protected-access
+    assert [e.resource_name for e in store.events(stack.id)] == ["a"]
+    store.close()
+
+
+def test_a_session_that_cannot_be_opened_again_is_a_store_error(pg_url, pg_server):
     import psycopg  # pylint: disable=import-outside-toplevel
 
     store = PostgresStore(pg_url)
     stack = store.create_stack("web")
-    pid = store._read("SELECT pg_backend_pid() AS pid")[0]["pid"]  # pylint: disable=protected-access
+    database = pg_url.rsplit("/", 1)[1]
     with psycopg.connect(pg_server["DATABASE_URL"], autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    with pytest.raises(StoreError, match="connection to the store"):
-        store.get_stack(stack.id)
-    with pytest.raises(StoreError, match="connection to the store"):
-        store.add_event(stack.id, "a", "CREATE", "COMPLETE", "")
+        admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+    try:
+        _terminate_session(store, pg_server)
+        with pytest.raises(StoreError, match="lost the connection to the store .*; cannot connect"):
+            store.get_stack(stack.id)
+    finally:
+        with psycopg.connect(pg_server["DATABASE_URL"], autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
     store.close()
 
 

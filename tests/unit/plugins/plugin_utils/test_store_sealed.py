@@ -177,7 +177,7 @@ def test_the_postgres_schema_gains_the_keyring_table(pg_url):
     first._execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     first.close()
     upgraded = PostgresStore(pg_url)
-    assert upgraded.schema_version() == 2 and upgraded.keyring("nothing") is None
+    assert upgraded.schema_version() == 3 and upgraded.keyring("nothing") is None
     assert upgraded.store_salt() == upgraded.store_salt()  # made once, then fixed
     upgraded.close()
 
@@ -232,6 +232,6 @@ def test_an_older_sqlite_file_gains_the_keyring_table_and_says_so(tmp_path: Path
     old._write("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     old.close()
     reopened = SqliteStore(str(tmp_path / "old.db"))
-    assert reopened.stored_rows("meta", "key", ["schema_version"])[0]["value"] == "2"
+    assert reopened.stored_rows("meta", "key", ["schema_version"])[0]["value"] == "3"
     assert reopened.keyring("nothing") is None
     reopened.close()
