@@ -13,10 +13,10 @@ an operator relies on:
    trials, ``stack_rollback`` brings back the previous revision instead);
 4. after that, the store and the files agree exactly: no orphan, no ghost.
 
-The ``takeover`` operation stops a run at a random moment of an update, then a
-second job takes the lock over and applies another version.  Half the runs are
-killed where the next job cannot see them die (their own PID namespace, as root):
-the lock is taken over once the lease runs out.  The others are frozen (SIGSTOP to
+The ``takeover`` and ``frozen`` operations stop a run at a random moment of an update,
+then a second job takes the lock over and applies another version.  ``takeover`` runs
+are killed where the next job cannot see them die (their own PID namespace, as root):
+the lock is taken over once the lease runs out.  ``frozen`` runs are frozen (SIGSTOP to
 the whole job: a paused VM) until their lease runs out, then woken (and killed at a
 random moment in half of those): the woken run must stop and record nothing more
 (a **double apply** when it records anything, or ends without saying it lost the
@@ -59,7 +59,12 @@ from processes import descendants, kill_tree
 REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
 BIN = REPO / ".venv" / "bin"
 INSTALLED = REPO / ".build" / "installed"
-OPERATIONS = ("create", "update", "delete", "rollback", "takeover")
+# Runs killed: what every trial of these must leave is checked in CI.
+KILLED_OPERATIONS = ("create", "update", "delete", "rollback", "takeover")
+# Runs frozen past their lease and woken: a module already running when the job froze
+# may still finish (a late effect no lease can prevent, docs/store.md), so these are
+# counted by the full campaign rather than asserted by CI's reduced run.
+OPERATIONS = KILLED_OPERATIONS + ("frozen",)
 # Leases of the takeover trials: short, so a frozen run's lease runs out quickly.
 SHORT_LEASE = "lock_lease=2&lock_renew=0.5"
 LOST_LOCK = "lost the lock on stack crash"
@@ -459,8 +464,8 @@ class Campaign:
         rng = random.Random(f"{operation}:{seed}")
         trial = Trial(operation, seed)
         root = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"{operation}-{seed}-"))
-        if operation == "takeover":
-            self._takeover(Workspace(root, SHORT_LEASE), trial, rng)
+        if operation in ("takeover", "frozen"):
+            self._takeover(Workspace(root, SHORT_LEASE), trial, rng, frozen=operation == "frozen")
             return trial
         workspace = Workspace(root)
         killed_playbook, target = self._prepare(workspace, operation)
@@ -481,7 +486,7 @@ class Campaign:
         self._recover(workspace, trial, rng, killed_playbook, target)
         return trial
 
-    def _takeover(self, workspace: Workspace, trial: Trial, rng: random.Random) -> None:
+    def _takeover(self, workspace: Workspace, trial: Trial, rng: random.Random, frozen: bool) -> None:
         """Stop an update of version 2 at a random moment (killed where this host
         cannot see it die, or frozen past its lease), let a second job take the lock
         over and apply version 3, then wake the frozen one (killing it at a random
@@ -489,7 +494,7 @@ class Campaign:
         created = run(workspace.playbook("create", "1"))
         if created is None or created.returncode != 0:
             raise RuntimeError(f"setup: the create failed: {_tail(created)}")
-        killed = rng.random() < 0.5
+        killed = not frozen
         trial.delay = rng.uniform(0, self.windows["update"] * 1.05)
         before = _event_count(workspace.store)
         first = Stopped(workspace.playbook("update", "2"), workspace.store, before, trial.delay, killed)

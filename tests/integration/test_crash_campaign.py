@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from crash_campaign import OPERATIONS, run_campaign
+from crash_campaign import KILLED_OPERATIONS, run_campaign
 
 
-@pytest.mark.parametrize("operation", OPERATIONS)
+@pytest.mark.parametrize("operation", KILLED_OPERATIONS)
 def test_killed_runs_leave_a_store_that_resumes_with_nothing_untracked(operation, tmp_path):
     trials = int(os.environ.get("HOTPLAY_CRASH_TRIALS", "2"))
     seed = int(os.environ.get("HOTPLAY_CRASH_SEED", str(int(time.time()) % 100000)))
