@@ -112,12 +112,12 @@ def stack(tmp_path: Path, run_tasks, cloud_env: dict[str, str], conn: Any):
     template.write_text(textwrap.dedent(TEMPLATE))
     name = f"t{uuid.uuid4().hex[:8]}"  # unique: what one run leaves must not match the next
 
-    def task(register: str, state: str = "present", check: bool = False,
+    def task(register: str, state: str = "present", check: bool = False, converge: bool = False,
              **parameters: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {"name": name, "state": state}
         if state == "present":
             arguments.update(template=str(template), environment=["hotplay.stacks.openstack"],
-                             parameters=parameters)
+                             parameters=parameters, converge=converge)
         entry: dict[str, Any] = {"name": register, "hotplay.stacks.stack": arguments,
                                  "register": register}
         if check:
@@ -217,11 +217,12 @@ def test_a_replacement_is_previewed_then_made_before_the_old_one_goes(stack, con
     assert not list(conn.network.ports(device_id=before["server_id"]))
 
 
-def test_drift_behind_the_stacks_back_is_reported(stack, conn: Any) -> None:
-    """A port deleted and a security group rule added behind the stack's back: drift.
-    (Repairing it on the next apply, Heat's ``converge``, is not built yet.)"""
+def test_drift_behind_the_stacks_back_is_reported_then_repaired(stack, conn: Any) -> None:
+    """A port deleted and a security group rule added behind the stack's back: drift,
+    which an apply with ``converge: true`` (Heat's ``stack update --converge``) repairs."""
     name, task, run = stack
     before = run(task("created"))["created"]["outputs"]
+    port_name = conn.network.get_port(before["second_port_id"]).name
     conn.network.delete_port(before["second_port_id"])
     conn.network.create_security_group_rule(security_group_id=before["sg_id"], direction="ingress",
                                             protocol="tcp", port_range_min=80, port_range_max=80,
@@ -231,3 +232,19 @@ def test_drift_behind_the_stacks_back_is_reported(stack, conn: Any) -> None:
                 "register": "info"})["info"]
     assert {"second_port/port", "web_sg/security_group"} <= set(info["drifted"]), info["drift"]
     assert "port/port" not in info["drifted"] and "net/network" not in info["drifted"]
+
+    repaired = run(task("repaired", converge=True))["repaired"]
+    assert repaired["changed"] is True
+    # The port is made again (a new id, the same name), and the stack reads its id.
+    port = conn.network.get_port(repaired["outputs"]["second_port_id"])
+    assert port.id != before["second_port_id"]
+    assert (port.name, port.network_id) == (port_name, before["net_id"])
+    rules = [r for r in conn.network.security_group_rules(security_group_id=before["sg_id"])
+             if r.direction == "ingress"]
+    assert [(r.protocol, r.port_range_min, r.remote_ip_prefix) for r in rules] == \
+        [("tcp", 22, "198.51.100.0/24")]
+    assert repaired["outputs"]["server_id"] == before["server_id"]
+    info = run({"name": "info", "hotplay.stacks.stack_info": {"name": name, "drift": True},
+                "register": "info"})["info"]
+    assert info["drifted"] == [], info["drift"]
+

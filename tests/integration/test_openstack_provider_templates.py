@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -200,3 +201,67 @@ def test_update_in_place_replace_and_delete(tmp_path):
 
     apply(tmp_path, state="absent")
     assert {kind: objects for kind, objects in cloud(tmp_path).items() if objects} == {}
+
+
+DRIFTING = """\
+    heat_template_version: 2018-08-31
+    resources:
+      net: {type: OS::Neutron::Net, properties: {name: app-net}}
+      web_sg:
+        type: OS::Neutron::SecurityGroup
+        properties:
+          rules: [{protocol: tcp, port_range_min: 22, port_range_max: 22,
+                   remote_ip_prefix: 198.51.100.0/24}]
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          security_groups: [{get_resource: web_sg}]
+    outputs:
+      port_id: {value: {get_resource: port}}
+"""
+
+
+def test_converge_repairs_what_drifted(tmp_path, run_tasks):
+    """Heat's ``stack update --converge``: a port deleted and a security group's rules
+    changed behind the stack's back are reported by stack_info drift; an apply
+    without converge trusts the store; with converge the preview names both and the
+    apply makes the port again and sets the rules back."""
+    template = write_template(tmp_path, "drifting.yaml", DRIFTING)
+    env = {"ANSIBLE_COLLECTIONS_PATH": f"{INSTALLED}:{MOCK}",
+           "MOCK_OPENSTACK_LOG": str(tmp_path / "calls.jsonl"),
+           "MOCK_OPENSTACK_STATE": str(tmp_path / "cloud.json")}
+    apply_task = {"name": "app", "template": str(template),
+                  "environment": ["hotplay.stacks.openstack"]}
+
+    def task(register: str, check: bool = False, **options: Any) -> dict[str, Any]:
+        entry = {"hotplay.stacks.stack": {**apply_task, **options}, "register": register}
+        return {**entry, "check_mode": True} if check else entry
+
+    drift = {"hotplay.stacks.stack_info": {"name": "app", "drift": True}, "register": "drift"}
+    created = run_tasks([task("created")], name="create", env=env).results["created"]
+    pretend = cloud(tmp_path)
+    (sg,) = pretend["security_group"].values()
+    wanted_rules = sg["security_group_rules"]
+    del pretend["port"][created["outputs"]["port_id"]]
+    sg["security_group_rules"] = [{"protocol": "tcp", "port_range_min": 80, "port_range_max": 80,
+                                   "remote_ip_prefix": "0.0.0.0/0"}]
+    (tmp_path / "cloud.json").write_text(json.dumps(pretend))
+
+    results = run_tasks([drift, task("trusting"), task("preview", check=True, converge=True)],
+                        name="drifted", env=env).results
+    assert set(results["drift"]["drifted"]) == {"port/port", "web_sg/security_group"}
+    assert results["trusting"]["changed"] is False and not cloud(tmp_path)["port"]
+    plan = results["preview"]["plan"]
+    assert {"port", "port/port", "web_sg", "web_sg/security_group"} <= set(plan["updated"]), plan
+    assert plan["reasons"]["port/port"].startswith("converge: the real resource drifted")
+    assert plan["reasons"]["port"] == "converge: port/port drifted"
+    assert "net/network" in plan["unchanged"]
+
+    results = run_tasks([task("repaired", converge=True), drift], name="repair", env=env).results
+    assert results["repaired"]["changed"] is True, results["repaired"].get("msg")
+    ports = cloud(tmp_path)["port"]
+    assert list(ports) == [results["repaired"]["outputs"]["port_id"]]
+    (sg,) = cloud(tmp_path)["security_group"].values()
+    assert sg["security_group_rules"] == wanted_rules
+    assert results["drift"]["drifted"] == []
