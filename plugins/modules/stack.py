@@ -269,7 +269,7 @@ options:
         back); the nested stacks that hold it are updated to reach it, and what
         reads it follows a new id. RV(plan) names these C(updated), with a reason
         that starts with C(converge).
-      - V(false), the default, is Heat's default: the stored state is trusted.
+      - V(false), the default, is Heat's default; the stored state is trusted.
       - Ignored with O(state=absent).
     type: bool
     default: false
