@@ -29,7 +29,11 @@ TEMPLATE = """\
     parameters:
       flavor: {type: string, default: m1.small}
       role: {type: string, default: app}
+      volume_name: {type: string, default: data}
     resources:
+      key:
+        type: OS::Nova::KeyPair
+        properties: {name: ops, public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB ops@example"}
       net:
         type: OS::Neutron::Net
         properties: {name: app-net}
@@ -61,7 +65,7 @@ TEMPLATE = """\
         properties:
           image: cirros
           flavor: {get_param: flavor}
-          key_name: ops
+          key_name: {get_resource: key}
           networks: [{port: {get_resource: port}}]
           metadata: {role: {get_param: role}}
           user_data: "#!/bin/sh\\necho hello\\n"
@@ -72,7 +76,7 @@ TEMPLATE = """\
           port_id: {get_resource: port}
       data:
         type: OS::Cinder::Volume
-        properties: {name: data, size: 10}
+        properties: {name: {get_param: volume_name}, size: 10, metadata: {tier: gold}}
       attach:
         type: OS::Cinder::VolumeAttachment
         properties:
@@ -160,12 +164,19 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert (server["image"], server["flavor"], server["key_name"]) == ("cirros", "m1.small", "ops")
     assert server["meta"] == {"role": "app"} and server["userdata"] == "#!/bin/sh\necho hello\n"
     assert server["name"].startswith("app-server-")  # Heat-like physical name
-    fip = one(made, "resource")
+    fip, settings = sorted((c["args"] for c in made if c["module"] == "openstack.cloud.resource"),
+                           key=lambda args: args["service"] != "network")
     assert (fip["service"], fip["type"]) == ("network", "ip")
+    # A volume's name, description and metadata are set by id (updated in place later).
+    assert (settings["service"], settings["type"]) == ("block_storage", "volume")
+    assert settings["attributes"] == {"id": volume_id, "name": "data", "description": "",
+                                      "metadata": {"tier": "gold"}}
     # Heat takes the floating network by name; Neutron's API by id: the template looks it up.
     assert one(made, "networks_info")["name"] == "public"
     assert fip["attributes"] == {"floating_network_id": MOCK_PUBLIC_ID, "port_id": port_id}
     assert one(made, "volume")["size"] == 10
+    assert one(made, "keypair") == {"state": "present", "name": "ops",
+                                    "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB ops@example"}
     attach = one(made, "server_volume")
     assert (attach["server"], attach["volume"], attach["device"]) == (server_id, volume_id, "/dev/vdb")
 
@@ -185,9 +196,16 @@ def test_update_in_place_replace_and_delete(tmp_path):
     servers = cloud(tmp_path)["server"]
     assert list(servers) == [first] and servers[first]["meta"] == {"role": "db"}
 
+    # A volume's name is updated in place (openstack.cloud.resource, by id): the same volume.
+    (volume_id,) = cloud(tmp_path)["volume"]
+    apply(tmp_path, role="db", volume_name="data2")
+    volumes = cloud(tmp_path)["volume"]
+    assert list(volumes) == [volume_id] and volumes[volume_id]["name"] == "data2"
+    assert volumes[volume_id]["metadata"] == {"tier": "gold"}
+
     # flavor replaces: a new server (new name) first, then the old one deleted by id.
     calls(tmp_path)
-    replaced = apply(tmp_path, role="db", flavor="m1.large")
+    replaced = apply(tmp_path, role="db", flavor="m1.large", volume_name="data2")
     servers = cloud(tmp_path)["server"]
     (second,) = servers
     assert second != first and servers[second]["flavor"] == "m1.large"
