@@ -91,6 +91,7 @@ TEMPLATE = """\
       networks: {value: {get_attr: [server, networks]}}
       addresses: {value: {get_attr: [server, addresses]}}
       server_show_status: {value: {get_attr: [server, show, status]}}
+      server_show: {value: {get_attr: [server, show]}}
       port_id: {value: {get_resource: port}}
       second_port_id: {value: {get_resource: second_port}}
       fixed_ips: {value: {get_attr: [port, fixed_ips]}}
@@ -161,6 +162,8 @@ def test_a_stack_of_every_mapped_type_is_made_for_real(stack, conn: Any) -> None
     assert outputs["networks"] == {network.name: [address]}
     assert outputs["addresses"][network.name][0]["addr"] == address
     assert outputs["server_show_status"] == "ACTIVE"
+    # The password Nova generated for the server is kept nowhere (dropped_returns).
+    assert outputs["server_show"]["id"] == server.id and "admin_password" not in outputs["server_show"]
     assert outputs["fixed_ips"] == port.fixed_ips
     assert outputs["net_status"] == network.status == "ACTIVE"
     assert outputs["subnet_cidr"] == "10.0.0.0/24"
