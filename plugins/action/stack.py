@@ -46,6 +46,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "graph": {"type": "str", "choices": list(FORMATS)},
     "rollback_on_failure": {"type": "bool", "default": False},
     "keep_replaced": {"type": "int", "default": 0},
+    "converge": {"type": "bool", "default": False},
     "breakpoints": {
         "type": "list", "elements": "dict", "default": [],
         "options": {
@@ -107,6 +108,7 @@ class ActionModule(StackAction):
             graph=args["graph"] or "",
             rollback_on_failure=args["rollback_on_failure"],
             keep_replaced=args["keep_replaced"],
+            converge=args["converge"],
             breakpoints=_breakpoints(args),
             wait_for_hooks=args["wait_for_hooks"],
             host=host,

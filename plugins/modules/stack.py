@@ -255,6 +255,24 @@ options:
         C(deleted), with the reason C(replaced in revision <n>, kept until now).
     type: int
     default: 0
+  converge:
+    description:
+      - As Heat's C(openstack stack update --converge), check the real resources
+        before the update, and put right what drifted, even when the template and
+        parameters did not change.
+      - Each resource that can tell (a C(Hotplay::Ansible::Module) resource, such
+        as those of the shipped OpenStack environment) runs its module in check
+        mode with its recorded arguments, as M(hotplay.stacks.stack_info) does with
+        O(hotplay.stacks.stack_info#module:drift=true). One that would change is
+        updated with the same properties, so its module runs again (a port deleted
+        behind the stack's back is made again, a security group's rules are set
+        back); the nested stacks that hold it are updated to reach it, and what
+        reads it follows a new id. RV(plan) names these C(updated), with a reason
+        that starts with C(converge).
+      - V(false), the default, is Heat's default; the stored state is trusted.
+      - Ignored with O(state=absent).
+    type: bool
+    default: false
   breakpoints:
     description:
       - Breakpoints for this run, on top of the hooks that the environment's

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -28,7 +29,11 @@ TEMPLATE = """\
     parameters:
       flavor: {type: string, default: m1.small}
       role: {type: string, default: app}
+      volume_name: {type: string, default: data}
     resources:
+      key:
+        type: OS::Nova::KeyPair
+        properties: {name: ops, public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB ops@example"}
       net:
         type: OS::Neutron::Net
         properties: {name: app-net}
@@ -60,7 +65,7 @@ TEMPLATE = """\
         properties:
           image: cirros
           flavor: {get_param: flavor}
-          key_name: ops
+          key_name: {get_resource: key}
           networks: [{port: {get_resource: port}}]
           metadata: {role: {get_param: role}}
           user_data: "#!/bin/sh\\necho hello\\n"
@@ -71,7 +76,7 @@ TEMPLATE = """\
           port_id: {get_resource: port}
       data:
         type: OS::Cinder::Volume
-        properties: {name: data, size: 10}
+        properties: {name: {get_param: volume_name}, size: 10, metadata: {tier: gold}}
       attach:
         type: OS::Cinder::VolumeAttachment
         properties:
@@ -159,12 +164,19 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert (server["image"], server["flavor"], server["key_name"]) == ("cirros", "m1.small", "ops")
     assert server["meta"] == {"role": "app"} and server["userdata"] == "#!/bin/sh\necho hello\n"
     assert server["name"].startswith("app-server-")  # Heat-like physical name
-    fip = one(made, "resource")
+    fip, settings = sorted((c["args"] for c in made if c["module"] == "openstack.cloud.resource"),
+                           key=lambda args: args["service"] != "network")
     assert (fip["service"], fip["type"]) == ("network", "ip")
+    # A volume's name, description and metadata are set by id (updated in place later).
+    assert (settings["service"], settings["type"]) == ("block_storage", "volume")
+    assert settings["attributes"] == {"id": volume_id, "name": "data", "description": "",
+                                      "metadata": {"tier": "gold"}}
     # Heat takes the floating network by name; Neutron's API by id: the template looks it up.
     assert one(made, "networks_info")["name"] == "public"
     assert fip["attributes"] == {"floating_network_id": MOCK_PUBLIC_ID, "port_id": port_id}
     assert one(made, "volume")["size"] == 10
+    assert one(made, "keypair") == {"state": "present", "name": "ops",
+                                    "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB ops@example"}
     attach = one(made, "server_volume")
     assert (attach["server"], attach["volume"], attach["device"]) == (server_id, volume_id, "/dev/vdb")
 
@@ -184,9 +196,16 @@ def test_update_in_place_replace_and_delete(tmp_path):
     servers = cloud(tmp_path)["server"]
     assert list(servers) == [first] and servers[first]["meta"] == {"role": "db"}
 
+    # A volume's name is updated in place (openstack.cloud.resource, by id): the same volume.
+    (volume_id,) = cloud(tmp_path)["volume"]
+    apply(tmp_path, role="db", volume_name="data2")
+    volumes = cloud(tmp_path)["volume"]
+    assert list(volumes) == [volume_id] and volumes[volume_id]["name"] == "data2"
+    assert volumes[volume_id]["metadata"] == {"tier": "gold"}
+
     # flavor replaces: a new server (new name) first, then the old one deleted by id.
     calls(tmp_path)
-    replaced = apply(tmp_path, role="db", flavor="m1.large")
+    replaced = apply(tmp_path, role="db", flavor="m1.large", volume_name="data2")
     servers = cloud(tmp_path)["server"]
     (second,) = servers
     assert second != first and servers[second]["flavor"] == "m1.large"
@@ -200,3 +219,67 @@ def test_update_in_place_replace_and_delete(tmp_path):
 
     apply(tmp_path, state="absent")
     assert {kind: objects for kind, objects in cloud(tmp_path).items() if objects} == {}
+
+
+DRIFTING = """\
+    heat_template_version: 2018-08-31
+    resources:
+      net: {type: OS::Neutron::Net, properties: {name: app-net}}
+      web_sg:
+        type: OS::Neutron::SecurityGroup
+        properties:
+          rules: [{protocol: tcp, port_range_min: 22, port_range_max: 22,
+                   remote_ip_prefix: 198.51.100.0/24}]
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          security_groups: [{get_resource: web_sg}]
+    outputs:
+      port_id: {value: {get_resource: port}}
+"""
+
+
+def test_converge_repairs_what_drifted(tmp_path, run_tasks):
+    """Heat's ``stack update --converge``: a port deleted and a security group's rules
+    changed behind the stack's back are reported by stack_info drift; an apply
+    without converge trusts the store; with converge the preview names both and the
+    apply makes the port again and sets the rules back."""
+    template = write_template(tmp_path, "drifting.yaml", DRIFTING)
+    env = {"ANSIBLE_COLLECTIONS_PATH": f"{INSTALLED}:{MOCK}",
+           "MOCK_OPENSTACK_LOG": str(tmp_path / "calls.jsonl"),
+           "MOCK_OPENSTACK_STATE": str(tmp_path / "cloud.json")}
+    apply_task = {"name": "app", "template": str(template),
+                  "environment": ["hotplay.stacks.openstack"]}
+
+    def task(register: str, check: bool = False, **options: Any) -> dict[str, Any]:
+        entry = {"hotplay.stacks.stack": {**apply_task, **options}, "register": register}
+        return {**entry, "check_mode": True} if check else entry
+
+    drift = {"hotplay.stacks.stack_info": {"name": "app", "drift": True}, "register": "drift"}
+    created = run_tasks([task("created")], name="create", env=env).results["created"]
+    pretend = cloud(tmp_path)
+    (sg,) = pretend["security_group"].values()
+    wanted_rules = sg["security_group_rules"]
+    del pretend["port"][created["outputs"]["port_id"]]
+    sg["security_group_rules"] = [{"protocol": "tcp", "port_range_min": 80, "port_range_max": 80,
+                                   "remote_ip_prefix": "0.0.0.0/0"}]
+    (tmp_path / "cloud.json").write_text(json.dumps(pretend))
+
+    results = run_tasks([drift, task("trusting"), task("preview", check=True, converge=True)],
+                        name="drifted", env=env).results
+    assert set(results["drift"]["drifted"]) == {"port/port", "web_sg/security_group"}
+    assert results["trusting"]["changed"] is False and not cloud(tmp_path)["port"]
+    plan = results["preview"]["plan"]
+    assert {"port", "port/port", "web_sg", "web_sg/security_group"} <= set(plan["updated"]), plan
+    assert plan["reasons"]["port/port"].startswith("converge: the real resource drifted")
+    assert plan["reasons"]["port"] == "converge: port/port drifted"
+    assert "net/network" in plan["unchanged"]
+
+    results = run_tasks([task("repaired", converge=True), drift], name="repair", env=env).results
+    assert results["repaired"]["changed"] is True, results["repaired"].get("msg")
+    ports = cloud(tmp_path)["port"]
+    assert list(ports) == [results["repaired"]["outputs"]["port_id"]]
+    (sg,) = cloud(tmp_path)["security_group"].values()
+    assert sg["security_group_rules"] == wanted_rules
+    assert results["drift"]["drifted"] == []

@@ -30,6 +30,7 @@ from ..language.parameters import (
 )
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import Resource, ResourceState, resource_class
+from ..resources.facades import check_against_facade
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
@@ -374,6 +375,9 @@ class StackDefinition:
             error.path = error.path or f"{path}.type"
             raise
         self._check_type(name, str(entry["type"]), implementation, path)
+        if resource_class(implementation) is None:
+            check_against_facade(str(entry["type"]), self._provider(implementation),
+                                 f"{path}<{implementation}>", self.environment.parameter_defaults)
         known = self._check_properties(name, implementation, properties, path)
         self._check_update_policy(implementation, update_policy, f"{path}.update_policy")
         return ResourceDefinition(
@@ -487,9 +491,13 @@ class StackDefinition:
         if check is not None and update_policy and not dependencies(update_policy):
             check(resolve(update_policy), path)
 
-    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+    def _provider(self, key: str) -> dict[str, Any]:
+        """A provider template's parsed text ({} when it is not a mapping)."""
         provider = load_template_yaml(self.files[key], key)
-        declared = (provider.get("parameters") or {}) if isinstance(provider, dict) else {}
+        return provider if isinstance(provider, dict) else {}
+
+    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+        declared = self._provider(key).get("parameters") or {}
         for prop in values:
             if prop not in declared:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")

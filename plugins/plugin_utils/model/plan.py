@@ -150,7 +150,7 @@ class PlanContext(Protocol):
 
 def plan_stack(context: PlanContext, definition: StackDefinition, skip_restricted: bool = False,
                restore: bool = False, accepted: frozenset[str] = frozenset(),
-               probe: bool = False) -> Plan:
+               probe: bool = False, repairs: Mapping[str, str] | None = None) -> Plan:
     """The plan of applying ``definition`` to the stack of ``context``.
 
     With ``skip_restricted``, a resource whose change the environment restricts is
@@ -158,11 +158,13 @@ def plan_stack(context: PlanContext, definition: StackDefinition, skip_restricte
     ``restore`` (a rollback), a retired resource that is what the definition
     needs is planned as swapped back in.  With ``probe`` (check mode), resources
     that can ask their tool (module resources) say whether their change would
-    change anything, in ``plan.checks``."""
+    change anything, in ``plan.checks``.  ``repairs`` (Heat's converge): resource
+    paths updated although their definition did not change, and why."""
     plan = Plan()
     plan.top_states = sorted(context.records.values(), key=lambda s: context.positions.get(s.name, 0))
     previewer = _Previewer(context, definition, "", plan, skip_restricted, restore)
     previewer.accepted = accepted
+    previewer.repairs = dict(repairs or {})
     previewer.probes = _Probes() if probe else None
     try:
         previewer.walk()
@@ -236,6 +238,8 @@ class _Previewer:
         self.restore = restore
         # Paths a rollback accepts as they are (its ``skip``).
         self.accepted: frozenset[str] = frozenset()
+        # Heat's converge: paths updated to repair drift, and why.
+        self.repairs: dict[str, str] = {}
         self.stack_run = stack_run
         self.store: Store = stack_run.store
         self.definition = definition
@@ -357,7 +361,8 @@ class _Previewer:
         if defn.external_id is not None and not is_new(record):
             return UNCHANGED, ""  # an adopted resource is never touched
         known = Known(unknown, self.partial, lambda key: _describe(key, unknown, self.actions))
-        decision = decide(self.store, defn, handler, record, after, known)
+        decision = decide(self.store, defn, handler, record, after, known,
+                          repair=self.repairs.get(self.prefix + defn.name))
         return decision.action, decision.reason
 
     def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],
@@ -401,6 +406,7 @@ class _Previewer:
             context = self.stack_run.preview_child(record_for_child, name, child)
             nested = _Previewer(context, child, prefix, self.plan, self.skip_restricted, self.restore)
             nested.accepted = self.accepted
+            nested.repairs = self.repairs
             nested.probes = self.probes
             nested.walk()
         except TemplateError as error:

@@ -13,7 +13,9 @@ and the apply it promises cannot disagree.  Facts from Heat 27
   resources (``needs_replace_failed``) or it was marked unhealthy;
 - otherwise properties, metadata, update_policy and deletion_policy are compared
   with the recorded definition: any difference is an update, and the type says
-  whether the properties that changed force a replacement.
+  whether the properties that changed force a replacement;
+- with ``converge`` (Heat's ``stack update --converge``), a resource whose real
+  thing drifted is updated even when nothing else changed.
 """
 
 from __future__ import annotations
@@ -95,9 +97,14 @@ def external_id_change(declared: Any, record: ResourceState | None) -> str | Non
 
 
 def decide(store: Store, declared: Any, handler: Resource, record: ResourceState | None,
-           properties: Mapping[str, Any], known: Known = EVERYTHING_KNOWN) -> Decision:
+           properties: Mapping[str, Any], known: Known = EVERYTHING_KNOWN,
+           repair: str | None = None) -> Decision:
     """What applying ``declared`` (a model.definition.ResourceDefinition) with its
-    resolved ``properties`` does to the resource recorded as ``record``."""
+    resolved ``properties`` does to the resource recorded as ``record``.
+
+    ``repair``: why the real resource no longer matches its record (Heat's
+    ``converge``: the drift found before the update); an otherwise unchanged
+    resource is then updated, with the same properties, to put it right."""
     if record is None or is_new(record):
         return Decision(ADDED, "new resource")
     if record.implementation != declared.implementation or record.type != declared.type:
@@ -108,7 +115,7 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
                if key in known.unknown or properties.get(key) != record.properties.get(key)]
     other = definition_changes(declared, record)
     if not changed and not other:
-        return Decision(UNCHANGED)
+        return Decision(UPDATED, repair) if repair else Decision(UNCHANGED)
     described = ", ".join(known.describe(key) for key in changed)
     replace = handler.replacement_reason(record.properties, {**properties, **known.partial}) \
         if changed else None

@@ -45,6 +45,7 @@ from ..model.inputs import (
 from ..model.plan import Plan, plan_id, preview_delete
 from ..adapters.render import plan_nodes, render
 from ..run.preview import preview
+from ..run.drift import detect_drift, repairs as drift_repairs
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
@@ -73,6 +74,7 @@ class ApplyRequest:
     graph: str = ""  # "", or one of render.FORMATS
     rollback_on_failure: bool = False  # Heat's default: off
     keep_replaced: float = 0  # seconds a successful update keeps what it replaced
+    converge: bool = False  # Heat's --converge: repair what drifted (run.drift)
     breakpoints: Sequence[tuple[str, str]] = ()  # (resource path pattern, hook)
     wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
     host: Any = None  # the play host deployments run on (HostContext)
@@ -97,6 +99,8 @@ class _Prepared:
     skip: frozenset[str]
     # The stack stopped at hooks in the last revision (resumed by the same task).
     paused: bool = False
+    # Heat's converge: resource paths updated to repair drift, and why.
+    repairs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def existing_status(self) -> str:
@@ -154,8 +158,10 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     keep_hidden_secrets(store, definition.parameters, request.name)
     digest = definition_digest(inputs, given, store.digest)
     skipping = request.on_restricted == "skip"
+    repairs = drift_repairs(detect_drift(store, existing, request.host)) \
+        if request.converge and existing is not None else {}
     plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
-                   probe=request.check_mode)
+                   probe=request.check_mode, repairs=repairs)
     # The preview met every secret it could resolve (nested stacks' hidden values,
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
@@ -164,7 +170,7 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
-                     plan_id(existing, plan, digest, store.digest), skip, paused)
+                     plan_id(existing, plan, digest, store.digest), skip, paused, repairs)
 
 
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
@@ -224,7 +230,8 @@ def _run_locked(
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
-                             breakpoints=tuple(request.breakpoints), host=request.host)
+                             breakpoints=tuple(request.breakpoints), host=request.host,
+                             repairs=prepared.repairs)
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"

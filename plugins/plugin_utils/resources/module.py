@@ -113,6 +113,9 @@ class AnsibleModule(Resource):
                       "default the first of id, path, dest, name returned (or given).",
             update_allowed=True),
         "attributes": _string_list("Which return values become attributes; default all."),
+        "dropped_returns": _string_list(
+            "Dotted paths into the module's return values that are never kept (such as a "
+            "password the cloud generates and the template does not read)."),
         "no_log": PropertySchema(
             "list", "Names of arguments whose values are secret.", default=[], update_allowed=True,
             schema=PropertySchema("string")),
@@ -336,6 +339,8 @@ class AnsibleModule(Resource):
     def _outcome(self, host: ModuleHost, properties: Mapping[str, Any],
                  result: Mapping[str, Any]) -> Outcome:
         returned = {k: v for k, v in result.items() if k not in NOT_RETURNED}
+        for path in properties.get("dropped_returns") or ():
+            returned = _without(returned, str(path).split("."))
         wanted = properties.get("attributes")
         attributes = returned if wanted is None else {name: returned.get(name) for name in wanted}
         return Outcome(self._physical_id(properties, returned),
@@ -430,6 +435,20 @@ def failure_text(result: Mapping[str, Any]) -> str:
 def _tail(text: str, limit: int = 1500) -> str:
     text = text.strip()
     return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _without(values: Mapping[str, Any], keys: list[str]) -> dict[str, Any]:
+    """A copy of ``values`` without the value at ``keys`` (maps only; nothing when
+    it is not there)."""
+    kept = dict(values)
+    head, rest = keys[0], keys[1:]
+    if head not in kept:
+        return kept
+    if not rest:
+        del kept[head]
+    elif isinstance(kept[head], Mapping):
+        kept[head] = _without(kept[head], rest)
+    return kept
 
 
 def _dig(value: Any, path: str) -> Any:

@@ -205,7 +205,11 @@ class TemplateResource(NestedStackResource):
         return TemplateSource(self.template_key, self._template_data(), dict(files))
 
     def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(properties)
+        declared = self._template_data().get("parameters") or {}
+        listed = {name for name, schema in declared.items()
+                  if isinstance(schema, Mapping) and schema.get("type") == "comma_delimited_list"}
+        return {name: as_delimited_list(value) if name in listed else value
+                for name, value in properties.items()}
 
     def attribute_names(self) -> frozenset[str] | None:
         return None  # any output of the provider template
@@ -216,6 +220,23 @@ class TemplateResource(NestedStackResource):
     def reference_id(self, state: ResourceState) -> Any:
         outputs = self.outputs(state)
         return outputs.get("OS::stack_id") or state.nested_stack_id or self.name
+
+
+def as_delimited_list(value: Any) -> Any:
+    """A list property given to a provider's comma_delimited_list parameter, as
+    Heat's TemplateResource.child_params passes it: a list of maps becomes
+    ``.member.<index>.<key>=<value>`` items (so a provider standing for
+    ``OS::Nova::Server`` receives ``networks`` as ``.member.0.network=private``),
+    and a missing item becomes ''. (Heat writes a null value of a map as ``None``;
+    here the key is left out, as the types Heat checks the provider against read it.)"""
+    if not isinstance(value, list):
+        return value
+    if value and isinstance(value[0], Mapping):
+        return [f".member.{index}.{key}={item_value}"
+                for index, item in enumerate(value)
+                for key, item_value in (item.items() if isinstance(item, Mapping) else ())
+                if item_value is not None]
+    return ["" if item is None else item for item in value]
 
 
 register_template_type(TemplateResource)

@@ -36,6 +36,21 @@ def drifted(report: dict[str, dict[str, Any]]) -> list[str]:
     return [path for path, answer in report.items() if answer.get("drifted")]
 
 
+def repairs(report: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Heat's ``converge``: what an update must put right, by resource path, and
+    why -- each drifted resource, and the nested stacks that hold one (their
+    stacks are walked again to reach it)."""
+    found: dict[str, str] = {}
+    for path in drifted(report):
+        keys = report[path].get("changed_keys")
+        found[path] = "converge: the real resource drifted" + (
+            f" ({', '.join(map(str, keys))} changed)" if keys else "")
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            found.setdefault("/".join(parts[:depth]), f"converge: {path} drifted")
+    return found
+
+
 def _askable(store: Store, stack: StackRecord, host: Any,
              path: tuple[str, ...]) -> Iterator[tuple[str, Resource, ResourceState]]:
     run = StackRun(store, stack, lambda event: None, path=path, options=RunOptions(host=host))

@@ -133,6 +133,9 @@ class RunOptions:
     # Adoption: the Heat stack (its abandon data) whose existing resources the
     # run records instead of creating them (operations.adopt).
     adopt: AbandonedStack | None = None
+    # Heat's converge: resource path -> why it is updated although its definition
+    # did not change (its real thing drifted, or something inside it did).
+    repairs: Mapping[str, str] = field(default_factory=dict)
 
 
 class RunSecrets:
@@ -586,7 +589,8 @@ class StackRun:
     def _change_needed(self, defn: ResourceDefinition, handler: Resource, record: ResourceState,
                        properties: dict[str, Any]) -> str | None:
         """``replace``, ``update`` or None, by Heat's rules (model.update_rules)."""
-        action = decide(self.store, defn, handler, record, properties).action
+        action = decide(self.store, defn, handler, record, properties,
+                        repair=self.options.repairs.get(self.path_of(defn.name))).action
         return {REPLACED: "replace", UPDATED: "update"}.get(action)
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:

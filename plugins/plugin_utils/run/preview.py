@@ -9,6 +9,7 @@ a run in preview mode writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..model.definition import StackDefinition
@@ -19,10 +20,11 @@ from .executor import RunOptions, StackRun
 
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
             skip_restricted: bool = False, restore: bool = False,
-            accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False) -> Plan:
+            accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False,
+            repairs: Mapping[str, str] | None = None) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack); the
     options are model.plan.plan_stack's, and ``host`` is where probes ask."""
     record = stack or unsaved_stack(definition.identity)
     run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True, host=host))
     run.definition = definition
-    return plan_stack(run, definition, skip_restricted, restore, accepted, probe)
+    return plan_stack(run, definition, skip_restricted, restore, accepted, probe, repairs)

@@ -385,6 +385,15 @@ def test_only_the_listed_return_values_become_attributes(store, tmp_path, hosts)
     assert result["outputs"]["size"] is None and result["outputs"]["id"] == "/etc/app.conf"
 
 
+def test_dropped_returns_never_reach_the_store(store, tmp_path, hosts):
+    """A value the module returns that the template does not need (a password Nova
+    generates) is kept nowhere: not as an attribute, not in the store's record."""
+    kept = apply(store, tmp_path, one_file("a\\nb", extra="dropped_returns: [info.lines]"), hosts)
+    assert kept["outputs"]["size"] == 3 and kept["outputs"]["second_line"] is None
+    stored = store.resources(store.find_stack("s").id)[0].state
+    assert stored.data["attributes"]["info"] == {"size": 3}
+
+
 def test_drift_reports_a_changed_thing_and_writes_nothing(store, tmp_path, hosts):
     apply(store, tmp_path, one_file("one"), hosts)
     stack = store.find_stack("s")

@@ -119,8 +119,9 @@ class Decisions:
     @staticmethod
     def _spy(into: dict[str, str]) -> Callable[..., update_rules.Decision]:
         def recorded(store: Any, declared: Any, handler: Any, record: Any, properties: Any,
-                     *known: Any) -> update_rules.Decision:
-            decision = update_rules.decide(store, declared, handler, record, properties, *known)
+                     *known: Any, **repair: Any) -> update_rules.Decision:
+            decision = update_rules.decide(store, declared, handler, record, properties, *known,
+                                           **repair)
             into[declared.name] = decision.action
             return decision
         return recorded

@@ -32,11 +32,16 @@ MODULES = {
     "security_group": ("security_group", ["name", "description", "security_group_rules"], []),
     "resource": ("resource", ["id", "service", "type", "attributes", "non_updateable_attributes",
                               "updateable_attributes"], []),
+    # The real module changes nothing of a volume in place but its size (extend),
+    # which the provider template replaces instead.
     "volume": ("volume", ["name", "size", "description", "volume_type", "image", "snapshot_id",
-                          "availability_zone", "metadata"], ["size"]),
+                          "availability_zone", "metadata"],
+               ["name", "size", "description", "volume_type", "image", "snapshot_id",
+                "availability_zone", "metadata"]),
     "server_volume": ("volume", ["server", "volume", "device"], []),
     "networks_info": ("networks", ["name", "filters"], []),
     "server_metadata": ("server", ["name", "metadata"], []),
+    "keypair": ("keypair", ["name", "public_key"], ["public_key"]),
 }
 # A network the pretend cloud has without a stack making it (the floating IPs' own).
 EXTERNAL_NETWORKS = {"public": "5f1d6a3e-0000-4000-8000-00000000beef"}
@@ -53,6 +58,8 @@ def run(kind: str) -> None:
             module.exit_json(changed=False, networks=_networks(cloud, params.get("name")))
         if kind == "server_metadata":
             changed, found = _set_metadata(cloud, params, module.check_mode)
+        elif kind == "resource" and params.get("service") == "block_storage":
+            changed, found = _update_volume(cloud, params, module.check_mode)
         else:
             changed, found = _converge(cloud, kind, params, module.check_mode)
     result = {"changed": changed, key: found}
@@ -97,6 +104,20 @@ def _set_metadata(cloud: dict, params: dict, check: bool) -> tuple[bool, dict | 
     if changed and not check:
         server["meta"] = meta
     return changed, {**server, "meta": meta}
+
+
+def _update_volume(cloud: dict, params: dict, check: bool) -> tuple[bool, dict | None]:
+    """openstack.cloud.resource on a block_storage volume: its updateable attributes
+    set on the volume found by id."""
+    attributes = params["attributes"]
+    volume = cloud.setdefault("volume", {}).get(attributes["id"])
+    if volume is None:
+        raise SystemExit(f"mock: no volume {attributes['id']}")
+    changes = {k: attributes[k] for k in params.get("updateable_attributes") or attributes
+               if k in attributes and volume.get(k) != attributes[k]}
+    if changes and not check:
+        volume.update(changes)
+    return bool(changes), {**volume, **changes}
 
 
 def _find(objects: dict, kind: str, wanted: dict) -> dict | None:
