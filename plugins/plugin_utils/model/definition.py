@@ -292,20 +292,29 @@ class StackDefinition:
         version = self.template.version.key
         self.parameter_schemas = parse_parameter_schemas(
             self.template.parameters_section, self.source.path, version,
-            replaced_defaults=frozenset(self.environment.parameter_defaults),
-        )
-        validate_parameter_groups(
-            self.template.parameter_groups, self.parameter_schemas, self.source.path
+            replaced_defaults=frozenset(self.environment.parameter_defaults), check_defaults=False,
         )
         self.parameters: Parameters = resolve_parameters(
             self.parameter_schemas, given_parameters, self.environment, self.source.path
+        )
+        validate_parameter_groups(  # after the parameters, as Heat's Stack.validate
+            self.template.parameter_groups, self.parameter_schemas, self.source.path
         )
         self.scope = Scope(self)
         for name in self.template.conditions_section:
             self.condition(name)  # Heat checks every condition, used or not
         self.resources = self._resource_definitions()
+        self._refuse_duplicate_names()
         self.outputs = self._output_definitions()
         check_acyclic(self.requires_graph())
+
+    def _refuse_duplicate_names(self) -> None:
+        """Heat refuses a name used by both a parameter and a resource (whose
+        condition holds), in its words (a Python set)."""
+        both = sorted(set(self.parameter_schemas) & set(self.resources))
+        if both:
+            names = "{" + ", ".join(repr(name) for name in both) + "}"
+            raise StackValidationFailed(f"Duplicate names {names}")
 
     # -- conditions -------------------------------------------------------------------
     def condition(self, name: str) -> bool:
@@ -464,11 +473,15 @@ class StackDefinition:
             raise StackValidationFailed(
                 "Properties must be a mapping", path=f"{path}.properties"
             )
+        cls = resource_class(implementation)
+        if getattr(cls, "accepts_any_properties", False):
+            # Heat's OS::Heat::None never resolves its properties (it re-parses
+            # them with an empty schema): what they would compute is not checked.
+            return {}
         values = {
             key: UNKNOWN if dependencies(snippet) else resolve(snippet)
             for key, snippet in properties.items()
         }
-        cls = resource_class(implementation)
         if cls is None:
             self._check_provider_properties(implementation, values, f"{path}.properties")
             return None

@@ -104,6 +104,9 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
         return Decision(REPLACED, f"type changed from {record.type} to {declared.type}")
     if record.status != "COMPLETE":
         return _not_complete(store, handler, record)
+    if getattr(handler, "accepts_any_properties", False):
+        # Heat's OS::Heat::None: _needs_update is always False (metadata too).
+        return Decision(UNCHANGED)
     changed = [key for key in sorted(set(properties) | set(record.properties))
                if key in known.unknown or properties.get(key) != record.properties.get(key)]
     other = definition_changes(declared, record)

@@ -273,7 +273,7 @@ class ResourceGroup(GroupResource):
             self._converge_pass(
                 child_id, properties,
                 lambda: self._batch_template(child_id, properties, skipped, capacity, updates),
-                action if number == 0 else "UPDATE")
+                action if number == 0 else "UPDATE", batch_pass=True)
         return Outcome(child_id, {"nested_stack_id": child_id, **extra})
 
     def _rolling_settings(self, properties: Mapping[str, Any], action: str,

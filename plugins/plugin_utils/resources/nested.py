@@ -89,7 +89,7 @@ class NestedStackResource(Resource):
 
     def _converge_pass(self, child_id: str, properties: Mapping[str, Any],
                        build: Callable[[], tuple[TemplateSource, frozenset[str]]],
-                       action: str) -> None:
+                       action: str, batch_pass: bool = False) -> None:
         """Converge the child stack once to the template ``build`` makes; the
         member names it also returns are left exactly as they are (a group's
         rolling update holds members whose old definition is not known)."""
@@ -99,7 +99,8 @@ class NestedStackResource(Resource):
         try:
             template, hold = build()
             done = stack.converge(template, self.child_parameters(properties), facade=self._facade(),
-                                  written_type=self._written_type(), hold=hold, action=action)
+                                  written_type=self._written_type(), hold=hold, action=action,
+                                  batch_pass=batch_pass)
         except HotplayError as error:  # the child's definition is invalid: nothing touched
             store.set_stack_status(child.id, action, "FAILED", str(error))
             raise self.fail(str(error), type(error).__name__) from error

@@ -57,7 +57,7 @@ MESSAGES = {
     "length_out_of_range": "length (%d) is out of range (min: %s, max: %s)",
     # sic: Heat's message ends with a stray parenthesis
     "not_multiple": "%s is not a multiple of %s with an offset of %s)",
-    "not_allowed": '"%s" is not an allowed value %s',
+    "not_allowed": "%s is not an allowed value %s",  # both as JSON (Heat 27)
     "no_match": '"%s" does not match pattern "%s"',
     # parameter_groups (heat/engine/parameter_groups.py)
     "groups_error": "Parameter Groups error",

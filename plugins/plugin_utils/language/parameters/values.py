@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from ...errors import TemplateError
-from .schema import ParameterSchema, _check_constraints, _wrapped, redacted
+from .schema import ParameterSchema, _check_constraints, _wrapped, check_default, redacted
 from .types import (
     BOOLEAN,
     JSON,
@@ -131,6 +131,9 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
     _unknown_names(schemas, given, env, source)
     values: dict[str, Any] = {}
     for name, schema in schemas.items():
+        # Heat validates parameter by parameter: the default, then the value.
+        if name not in env.parameter_defaults:
+            check_default(schema, source)
         origin, raw = _pick(name, ("", given),
                             ("the environment's parameters", env.parameters),
                             ("the environment's parameter_defaults", env.parameter_defaults))

@@ -316,7 +316,7 @@ def test_modulo_keeps_heats_stray_parenthesis():
 def test_allowed_values_string_number_boolean():
     assert check("string", {"allowed_values": ["a", "b"]}, "b") == "b"
     assert refuse("string", {"allowed_values": ["a", "b"]}, "c") == \
-        "Parameter 'p' is invalid: \"c\" is not an allowed value [a, b]"
+        "Parameter 'p' is invalid: \"c\" is not an allowed value [\"a\", \"b\"]"  # Heat 27: JSON
     # values are compared after conversion to the parameter's type
     assert check("number", {"allowed_values": [1, "2"]}, "2") == 2
     assert check("boolean", {"allowed_values": ["yes"]}, True) is True
@@ -330,7 +330,7 @@ def test_allowed_values_of_a_number_that_is_not_one():
 def test_allowed_values_on_lists_compare_items_unconverted():
     assert check("comma_delimited_list", {"allowed_values": ["a", "b"]}, "a,b") == ["a", "b"]
     assert refuse("comma_delimited_list", {"allowed_values": ["a"]}, "a,z") == \
-        "Parameter 'p' is invalid: \"['a', 'z']\" is not an allowed value [a]"
+        "Parameter 'p' is invalid: [\"a\", \"z\"] is not an allowed value [\"a\"]"  # Heat 27: JSON
 
 
 def test_allowed_pattern_must_match_whole_value():
