@@ -30,6 +30,7 @@ _LOCATION = re.compile(r"^(?:Property error: )?(?:(?:resources|outputs|parameter
 # Inside a reason: "StackValidationFailed: resources.r1: Property error: <place>: ..."
 _INNER_LOCATION = re.compile(r"(Property error: )(?:(?:resources)(?:\.[^ :]+)*|(?:[A-Za-z0-9_]+\.)?"
                              r"[Pp]roperties(?:\.[^ :]+)*): ")
+_PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*): ")
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -50,9 +51,12 @@ def core(message: str) -> str:
     text = _FILE.sub("", message.strip())
     if "error-location" not in KEYS:
         return text
+    located = _LOCATION.match(text) is not None
     previous = None
     while previous != text:
         previous, text = text, _LOCATION.sub("", text)
+        if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
+            text = _PIECE.sub("", text)
     return _INNER_LOCATION.sub(r"\1", text)
 
 
@@ -80,7 +84,21 @@ def _id_map(observed: list[dict[str, Any]]) -> dict[str, str]:
     return dict(sorted(found.items(), key=lambda item: -len(item[0])))
 
 
-def view(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def settled(step: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
+    """Resource statuses without those timing decides.  When a resource fails, an
+    independent one that had not started yet stays INIT_COMPLETE (Heat stops
+    starting new work) -- or had started and finished: which, is a race on either
+    side.  A resource INIT_COMPLETE on one side is left out on both (with its
+    nested resources)."""
+    if not str(step.get("stack_status", "")).endswith("FAILED"):
+        return dict(step["resources"])
+    waiting = [p for s in (step, other) for p, st in s.get("resources", {}).items()
+               if st in ("INIT_COMPLETE", "CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS")]
+    return {p: st for p, st in step["resources"].items()
+            if not any(p == w or p.startswith(w + "/") for w in waiting)}
+
+
+def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The comparable part of each step."""
     ids = _id_map(observed)
     steps = []
@@ -92,9 +110,10 @@ def view(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
                    for k, v in step["outputs"].items()}
         failed = {p: core(tokenised(r, ids)) for p, r in step["reasons"].items()
                   if step["resources"][p].endswith("FAILED")}
+        counterpart = (other or [])[index] if other and index < len(other) else {}
         shown = {"verdict": "ok", "stack_status": step["stack_status"],
                  "status_reason": core(tokenised(step["status_reason"], ids)),
-                 "resources": step["resources"], "failed_reasons": failed,
+                 "resources": settled(step, counterpart), "failed_reasons": failed,
                  "outputs": tokenised(outputs, ids)}
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
@@ -106,7 +125,7 @@ def view(observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def differences(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
     """(what, hotplay's, Heat's) for every field that differs."""
     found: list[tuple[str, Any, Any]] = []
-    mine, theirs = view(hotplay), view(heat)
+    mine, theirs = view(hotplay, heat), view(heat, hotplay)
     if len(mine) != len(theirs):
         found.append(("steps", len(mine), len(theirs)))
     for index, (a, b) in enumerate(zip(mine, theirs)):

@@ -14,6 +14,7 @@ Nested resources are named by their path (``group/0/inner``), as hotplay lists t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 import time
@@ -25,6 +26,8 @@ import yaml
 from heat_peer import HeatClient, HeatError, stack_name
 
 NESTED_DEPTH = 3
+# Hidden parameters are kept encrypted: the store needs a key (a test one).
+STORE_KEY = "differential-tester-store-key"
 
 
 def write_step(folder: Path, step: dict[str, Any]) -> tuple[Path, list[str]]:
@@ -54,6 +57,7 @@ class HotplaySide:
     def __init__(self) -> None:
         from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
+        os.environ.setdefault("HOTPLAY_STORE_KEY", STORE_KEY)
         self.folder = Path(tempfile.mkdtemp(prefix="hotplay-differential-"))
         self.store = SqliteStore(str(self.folder / "store.db"))
         self.count = 0
@@ -119,7 +123,7 @@ def run_playbook(case: dict[str, Any], folder: Path, bin_dir: Path, collections:
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "ANSIBLE_COLLECTIONS_PATH": str(collections),
            "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
-           "HOME": str(folder)}
+           "HOME": str(folder), "HOTPLAY_STORE_KEY": STORE_KEY}
     subprocess.run([str(bin_dir / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
                    env=env, capture_output=True, text=True, timeout=300, check=False)
     observed: list[dict[str, Any]] = []

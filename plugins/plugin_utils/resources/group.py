@@ -32,7 +32,7 @@ from .base import (
     register,
     resource_class,
 )
-from .properties import validate_properties, value_range
+from .properties import length, validate_properties, value_range
 
 
 from .nested import NestedStackResource, child_runtime
@@ -126,7 +126,8 @@ class ResourceGroup(GroupResource):
         "count": PropertySchema("integer", "The number of resources to create.", default=1,
                                 update_allowed=True),
         "index_var": PropertySchema("string", "A variable replaced with the member's index.",
-                                    default="%index%", update_allowed=True),
+                                    default="%index%", update_allowed=True,
+                                    constraints=(length(min=3),)),  # Heat: Length(min=3)
         "resource_def": PropertySchema("map", "Resource definition for the resources in the group.",
                                        required=True, update_allowed=True),
         "removal_policies": PropertySchema("list", "Policies for removal of resources on update.",

@@ -601,8 +601,11 @@ class StackRun:
             self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
         except HotplayError as error:
-            action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
-            raise self._fail(defn, action, self.records.get(defn.name), error) from error
+            record = self.records.get(defn.name)
+            # A failed resource Heat replaces: what fails is its replacement's CREATE.
+            recreated = record is None or is_new(record) or (
+                record.status == "FAILED" and handler.needs_replace_failed(record))
+            raise self._fail(defn, "CREATE" if recreated else "UPDATE", record, error) from error
 
     @staticmethod
     def _checked_properties(defn: ResourceDefinition, handler: Resource, path: str) -> dict[str, Any]:

@@ -55,8 +55,7 @@ MESSAGES = {
     "schema_type": 'Value "%(val)s" is invalid for data type "%(type)s".',
     "out_of_range": "%s is out of range (min: %s, max: %s)",
     "length_out_of_range": "length (%d) is out of range (min: %s, max: %s)",
-    # sic: Heat's message ends with a stray parenthesis
-    "not_multiple": "%s is not a multiple of %s with an offset of %s)",
+    "not_multiple": "%s is not a multiple of %s with an offset of %s",
     "not_allowed": "%s is not an allowed value %s",  # both as JSON (Heat 27)
     "no_match": '"%s" does not match pattern "%s"',
     # parameter_groups (heat/engine/parameter_groups.py)

@@ -307,10 +307,10 @@ def test_length_of_string_list_and_json():
     assert check("json", {"length": {"max": 1}}, {"a": 1}) == {"a": 1}
 
 
-def test_modulo_keeps_heats_stray_parenthesis():
+def test_modulo_message_is_heats():
     assert check("number", {"modulo": {"step": 2, "offset": 1}}, 7) == 7
     assert refuse("number", {"modulo": {"step": 2, "offset": 1}}, 4) == \
-        "Parameter 'p' is invalid: 4 is not a multiple of 2 with an offset of 1)"
+        "Parameter 'p' is invalid: 4 is not a multiple of 2 with an offset of 1"  # Heat 27: no stray parenthesis
 
 
 def test_allowed_values_string_number_boolean():
