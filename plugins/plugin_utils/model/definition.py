@@ -569,7 +569,7 @@ class StackDefinition:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")
         schemas: dict[str, PropertySchema] = {}
         for name, spec in declared.items():
-            kind = PROVIDER_PROPERTY_TYPES.get(spec.get("type")) if isinstance(spec, Mapping) else None
+            kind = PROVIDER_PROPERTY_TYPES.get(str(spec.get("type"))) if isinstance(spec, Mapping) else None
             if kind is not None:
                 required = spec.get("default") is None and name not in self.environment.parameter_defaults
                 schemas[str(name)] = PropertySchema(kind, required=required)
