@@ -173,7 +173,7 @@ class HeatSide:
         listed = self.client.resources(name, stack_id, NESTED_DEPTH)
         # A failed stack's status is final while resources started before the
         # failure still finish: wait for them (a few seconds at most).
-        for _ in range(50):
+        for _attempt in range(50):
             if not any(r["resource_status"].endswith("IN_PROGRESS") for r in listed):
                 break
             time.sleep(0.2)
@@ -203,7 +203,7 @@ def heat_fields(step: dict[str, Any]) -> dict[str, Any]:
 def _link(resource: dict[str, Any], rel: str) -> str:
     for link in resource.get("links", []):
         if link.get("rel") == rel:
-            return str(link["href"]).rstrip("/").split("/")[-1]
+            return str(link["href"]).rstrip("/").rsplit("/", maxsplit=1)[-1]
     return ""
 
 

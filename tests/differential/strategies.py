@@ -253,8 +253,8 @@ def group_properties(draw: st.DrawFn, scope: Scope) -> dict[str, Any]:
     if index_var is not None:
         props["index_var"] = index_var
     if draw(st.integers(0, 3)) == 0:
-        props["removal_policies"] = [{"resource_list": draw(st.lists(st.sampled_from(["0", "1", "5"]),
-                                                                      max_size=2, unique=True))}]
+        names = draw(st.lists(st.sampled_from(["0", "1", "5"]), max_size=2, unique=True))
+        props["removal_policies"] = [{"resource_list": names}]
     if draw(st.integers(0, 5)) == 0 and scope.parameters:
         props["count"] = {"get_param": sorted(scope.parameters)[0]}
     return props

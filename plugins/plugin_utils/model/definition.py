@@ -136,7 +136,7 @@ class ResourceView:
     def reference_id(self) -> Any:
         live = self._live()
         if live is None:
-            return None
+            return self.name if self.scope.placeholders and self.enabled else None
         if isinstance(live, Pending):
             if live.keeps_id and live.state is not None and live.state.physical_id:
                 return live.handler.reference_id(live.state)
@@ -193,6 +193,9 @@ class Scope:
         self.live = live
         # A preview learns which resources a value read before they are known.
         self.on_unknown: Callable[[str], None] = lambda name: None
+        # While validating: a resource that does not exist yet answers get_resource
+        # with its name, as Heat's FnGetRefId does.
+        self.placeholders = False
         identity = definition.identity
         self.spent = 0  # characters and items functions produced (see charge)
         self.stack_name = identity.name
@@ -537,10 +540,13 @@ class StackDefinition:
             # Heat's OS::Heat::None never resolves its properties (it re-parses
             # them with an empty schema): what they would compute is not checked.
             return {}
-        values = {
-            key: UNKNOWN if dependencies(snippet) else resolve(snippet)
-            for key, snippet in properties.items()
-        }
+        values = {}
+        for key, snippet in properties.items():
+            if dependencies(snippet):
+                self._resolve_as_heat_validates(snippet)
+                values[key] = UNKNOWN
+            else:
+                values[key] = resolve(snippet)
         if cls is None:
             self._check_provider_properties(implementation, values, f"{path}.properties")
             return None
@@ -549,6 +555,17 @@ class StackDefinition:
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
+
+    def _resolve_as_heat_validates(self, snippet: Any) -> None:
+        """Heat validates a value that reads other resources with what they give
+        before they exist (``get_resource``: the name; ``get_attr``: null): a
+        function that cannot take those fails now, as in Heat.  The value itself
+        stays unknown until the resources exist."""
+        self.scope.placeholders = True
+        try:
+            resolve(snippet)
+        finally:
+            self.scope.placeholders = False
 
     @staticmethod
     def _check_update_policy(implementation: str, update_policy: Any, path: str) -> None:
