@@ -22,8 +22,16 @@ def generate(count: int, seed_value: int) -> list[dict[str, Any]]:
     @given(cases())
     def collect(case: dict[str, Any]) -> None:
         text = json.dumps(case, sort_keys=True)
-        if len(drawn) < count:
-            drawn.setdefault(text, json.loads(text))
+        drawn.setdefault(text, json.loads(text))
+        if len(drawn) >= count:
+            raise Enough  # stops the run: generation is the slow part of a big one
 
-    collect()
-    return list(drawn.values())
+    try:
+        collect()
+    except Enough:
+        pass
+    return list(drawn.values())[:count]
+
+
+class Enough(Exception):
+    """Enough cases are drawn."""

@@ -40,7 +40,7 @@ REPO = HERE.parents[1]
 
 
 def run_cases(cases: list[dict[str, Any]], endpoint: str, playbook_every: int = 0,
-              workers: int = 3) -> list[dict[str, Any]]:
+              workers: int = 3, progress: bool = False) -> list[dict[str, Any]]:
     """Each case's outcome: its verdict, the differences and both sides' observations."""
     keys = documented_keys()
     hotplay, heat = HotplaySide(), HeatSide(endpoint)
@@ -58,6 +58,9 @@ def run_cases(cases: list[dict[str, Any]], endpoint: str, playbook_every: int = 
             outcome = {"index": index, "verdict": found, "differences": diffs, "case": case,
                        "hotplay": mine, "heat": reference, "side": "engine"}
             outcomes.append(outcome)
+            if progress and (index + 1) % 100 == 0:
+                print(f"{index + 1} cases, {sum(o['verdict'] == 'diverged' for o in outcomes)} "
+                      "divergent", file=sys.stderr, flush=True)
             if playbook_every and index % playbook_every == 0:
                 played = run_playbook(case, scratch / str(index), REPO / ".venv" / "bin",
                                       REPO / ".build" / "installed")
@@ -133,7 +136,8 @@ def main() -> int:
         endpoint = args.endpoint or peer.endpoint  # type: ignore[union-attr]
         started = time.monotonic()
         cases = generate(args.cases, args.seed)
-        outcomes = run_cases(cases, endpoint, args.playbook_every, args.workers)
+        print(f"{len(cases)} cases drawn in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+        outcomes = run_cases(cases, endpoint, args.playbook_every, args.workers, progress=True)
         seconds = time.monotonic() - started
     finally:
         if peer is not None:

@@ -450,7 +450,10 @@ class StackDefinition:
             cls = resource_class(defn.implementation)
             if getattr(cls, "accepts_any_properties", False):
                 continue  # OS::Heat::None: Heat's validate() does nothing at all
-            for snippet in (defn.properties, defn.metadata, defn.update_policy):
+            # get_param in properties fails as Heat's does: when the value is
+            # resolved (below), in the order the functions are evaluated.
+            self.template.validate_functions(defn.properties, skip=(GetParam,))
+            for snippet in (defn.metadata, defn.update_policy):
                 self.template.validate_functions(snippet)
             self._check_snapshot(defn, path)
             self._check_update_policy(defn.implementation, defn.update_policy, f"{path}.update_policy")
