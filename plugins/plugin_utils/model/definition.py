@@ -609,10 +609,8 @@ class StackDefinition:
         cls = resource_class(implementation)
         if cls is not None:
             return cls(name, _NO_RUNTIME).attribute_names()
-        if implementation in self.files:
-            provider = load_template_yaml(self.files[implementation], implementation)
-            outputs = provider.get("outputs") if isinstance(provider, dict) else None
-            return frozenset(outputs or ()) | {"show", "OS::stack_id"}
+        # A provider template: Heat checks the name only when it is read (its
+        # TemplateResource overrides get_attribute), so any name passes here.
         return None
 
     def requires_graph(self) -> dict[str, set[str]]:

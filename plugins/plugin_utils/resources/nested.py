@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import HotplayError, Paused, StackValidationFailed
+from ..errors import HotplayError, InvalidAttribute, Paused, StackValidationFailed
 
 from ..language.template.loader import TemplateSource, load_template_yaml
 from .base import (
@@ -175,6 +175,14 @@ class TemplateResource(NestedStackResource):
         data: dict[str, Any] = load_template_yaml(files[self.template_key], self.template_key)
         return data
 
+    def _declared_outputs(self) -> Mapping[str, Any] | None:
+        """The provider's outputs; None when its text is not at hand (reading the
+        outputs a stored nested stack recorded)."""
+        if self.template_key not in self.runtime.files:
+            return None
+        outputs = self._template_data().get("outputs")
+        return outputs if isinstance(outputs, Mapping) else {}
+
     def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
         """Properties are the provider template's parameters (Heat's rule)."""
         declared = self._template_data().get("parameters") or {}
@@ -194,6 +202,12 @@ class TemplateResource(NestedStackResource):
         return None  # any output of the provider template
 
     def attribute(self, state: ResourceState, name: str) -> Any:
+        declared = self._declared_outputs()
+        if declared is not None and name not in declared and name not in ("show", "OS::stack_id"):
+            # Heat checks a provider's attribute names only when they are read
+            # (TemplateResource overrides get_attribute): an output error, or the
+            # stack fails before the resource that reads it starts.
+            raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
         return self.outputs(state).get(name)
 
     def reference_id(self, state: ResourceState) -> Any:

@@ -31,7 +31,7 @@ from ..model.definition import (
     handler_for,
     resolve_outputs,
 )
-from ..errors import HotplayError, Paused, ResourceFailure
+from ..errors import HotplayError, InvalidAttribute, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
@@ -443,7 +443,7 @@ class StackRun:
             return cancel.reason
         failure = next(iter(errors.values()), None)
         if isinstance(failure, _Failed):
-            return f"Resource {failure.action} failed: {failure.reason}"
+            return failure.reason if failure.bare else f"Resource {failure.action} failed: {failure.reason}"
         if isinstance(failure, HotplayError):  # e.g. a secret and no store key to keep it
             return f"{type(failure).__name__}: {failure}"
         if failure is not None:  # a defect of ours: say what it was, keep the state
@@ -600,6 +600,10 @@ class StackRun:
             checked = self._checked_properties(defn, handler, path)
             self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
+        except InvalidAttribute as error:
+            # Heat computes what a resource reads before touching it: the stack
+            # fails with the bare message, the resource keeps its status.
+            raise _Failed(error.message, "CREATE", bare=True) from error
         except HotplayError as error:
             record = self.records.get(defn.name)
             # A failed resource Heat replaces: what fails is its replacement's CREATE.
@@ -864,10 +868,11 @@ def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
 class _Failed(Exception):
     """A resource failed: Heat's status reason and the action that failed."""
 
-    def __init__(self, reason: str, action: str) -> None:
+    def __init__(self, reason: str, action: str, bare: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.action = action
+        self.bare = bare  # the stack's reason is the message alone
 
 
 def _deleted(handler: Resource, record: ResourceState) -> Outcome:

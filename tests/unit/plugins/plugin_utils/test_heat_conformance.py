@@ -265,3 +265,40 @@ def test_a_later_versions_resource_key_in_heats_words(stack):
         resources:
           r: {type: OS::Heat::None, external_id: x}
         """).endswith("Invalid keyword(s) inside a resource definition: external_id")
+
+
+MISSING_OUTPUT_PROVIDER = {"prov.yaml": """\
+    heat_template_version: 2018-08-31
+    resources:
+      inner: {type: OS::Heat::None}
+    outputs:
+      a: {value: 1}
+    """}
+
+
+def test_a_missing_provider_output_read_by_an_output_is_an_output_error(stack):
+    # Heat: CREATE_COMPLETE; output_error "The Referenced Attribute (c absent) is incorrect."
+    result = stack.apply("""\
+        heat_template_version: 2018-08-31
+        resources:
+          c: {type: prov.yaml}
+        outputs:
+          o: {value: {get_attr: [c, absent]}}
+        """, MISSING_OUTPUT_PROVIDER)
+    assert result["stack_status"] == "CREATE_COMPLETE"
+    assert result["output_errors"] == {"o": "The Referenced Attribute (c absent) is incorrect."}
+
+
+def test_a_missing_provider_output_read_by_a_property_fails_the_stack(stack):
+    # Heat: CREATE_FAILED, reason "The Referenced Attribute (c absent) is incorrect.";
+    # c CREATE_COMPLETE, t never started (INIT_COMPLETE).
+    result = stack.apply("""\
+        heat_template_version: 2018-08-31
+        resources:
+          c: {type: prov.yaml}
+          t: {type: OS::Heat::TestResource, properties: {value: {get_attr: [c, absent]}}}
+        """, MISSING_OUTPUT_PROVIDER)
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"] == "The Referenced Attribute (c absent) is incorrect."
+    assert statuses(result).get("t", "INIT_COMPLETE") == "INIT_COMPLETE"
+    assert statuses(result)["c"] == "CREATE_COMPLETE"
