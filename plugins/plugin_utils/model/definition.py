@@ -650,7 +650,7 @@ def _provider_conversion(schema: PropertySchema | None, value: Any) -> Any:
     if schema is None or value is UNKNOWN:
         return value
     if schema.type == "list" and isinstance(value, str):
-        return [item.strip() for item in value.split(",")] if value else []
+        return value.split(",") if value else []  # no stripping (Heat 27)
     if schema.type == "map" and (isinstance(value, str) or (
             isinstance(value, (list, tuple)))):
         return {}

@@ -121,7 +121,9 @@ def parse_list(value: Any) -> list[str]:
         raise _Invalid(MESSAGES["list_value"] % reason)
     if value == "":
         return []
-    return [item.strip() for item in value.split(",")]
+    # Heat 27 (param_utils.delim_string_to_list) keeps the spaces: " a , b" is
+    # [" a ", " b"] (older Heat stripped them).
+    return value.split(",")
 
 
 def parse_json(value: Any) -> Any:
