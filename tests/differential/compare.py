@@ -30,7 +30,9 @@ _LOCATION = re.compile(r"^(?:Property error: )?(?:(?:resources|outputs|parameter
 # Inside a reason: "StackValidationFailed: resources.r1: Property error: <place>: ..."
 _INNER_LOCATION = re.compile(r"(Property error: )(?:(?:resources)(?:\.[^ :]+)*|(?:[A-Za-z0-9_]+\.)?"
                              r"[Pp]roperties(?:\.[^ :]+)*): ")
-_PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*): ")
+_PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*|"
+                    r"(?:get_attr|get_resource|get_param|list_join|str_replace|str_split|repeat|"
+                    r"map_merge|if)): ")
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -94,6 +96,8 @@ def settled(step: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
         return dict(step["resources"])
     waiting = [p for s in (step, other) for p, st in s.get("resources", {}).items()
                if st in ("INIT_COMPLETE", "CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS")]
+    # A resource one side never started is not listed there at all.
+    waiting += [p for p in step["resources"] if other.get("verdict") == "ok" and p not in other["resources"]]
     return {p: st for p, st in step["resources"].items()
             if not any(p == w or p.startswith(w + "/") for w in waiting)}
 
@@ -108,12 +112,17 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
             continue
         outputs = {k: ({"error": core(v["error"])} if isinstance(v, dict) and set(v) == {"error"} else v)
                    for k, v in step["outputs"].items()}
-        failed = {p: core(tokenised(r, ids)) for p, r in step["reasons"].items()
-                  if step["resources"][p].endswith("FAILED")}
         counterpart = (other or [])[index] if other and index < len(other) else {}
-        shown = {"verdict": "ok", "stack_status": step["stack_status"],
-                 "status_reason": core(tokenised(step["status_reason"], ids)),
-                 "resources": settled(step, counterpart), "failed_reasons": failed,
+        resources = settled(step, counterpart)
+        failed = {p: core(tokenised(r, ids)) for p, r in step["reasons"].items()
+                  if p in resources and step["resources"][p].endswith("FAILED")}
+        reason = core(tokenised(step["status_reason"], ids))
+        if step["stack_status"].endswith("FAILED") and reason.startswith("Resource "):
+            # Which of several failing resources fails the stack first is a race on
+            # either side; each failed resource's reason is compared below.
+            reason = " ".join(reason.split(" ")[:3])
+        shown = {"verdict": "ok", "stack_status": step["stack_status"], "status_reason": reason,
+                 "resources": resources, "failed_reasons": failed,
                  "outputs": tokenised(outputs, ids)}
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
@@ -167,7 +176,9 @@ def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
     # hotplay writes ****** for a hidden value Heat quotes: the rest must match.
     for mine, theirs in zip(hotplay, heat):
         if mine["verdict"] == "refused" and theirs["verdict"] == "refused" and "******" in mine["error"]:
-            pattern = ".+".join(re.escape(part) for part in core(mine["error"]).split("******"))
+            # Heat's JSON quoting differs too: "******" stands for false, -1 or "text".
+            text = core(mine["error"]).replace('"******"', "******")
+            pattern = '"?.+"?'.join(re.escape(part) for part in text.split("******"))
             if re.fullmatch(pattern, core(theirs["error"]), re.DOTALL):
                 return len(hotplay) == len(heat)
     return False

@@ -100,7 +100,7 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
     resolved ``properties`` does to the resource recorded as ``record``."""
     if record is None or is_new(record):
         return Decision(ADDED, "new resource")
-    if record.implementation != declared.implementation or record.type != declared.type:
+    if record.implementation != declared.implementation:
         return Decision(REPLACED, f"type changed from {record.type} to {declared.type}")
     if record.status != "COMPLETE":
         return _not_complete(store, handler, record)
@@ -147,6 +147,10 @@ def definition_changes(declared: Any, record: ResourceState) -> list[str]:
             found.append("metadata changed")
         if update_policy != dict(record.update_policy):
             found.append("update_policy changed")
+    if declared.type != record.type:
+        # Another name for the same type or template (a renamed registry alias):
+        # Heat compares what the names resolve to, and updates in place.
+        found.append(f"type renamed from {record.type} to {declared.type}")
     if declared.deletion_policy != record.deletion_policy:
         found.append(f"deletion_policy changed to {declared.deletion_policy}")
     return found

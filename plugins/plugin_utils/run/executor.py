@@ -650,6 +650,7 @@ class StackRun:
     ) -> None:
         fresh = self._new_state(defn, "UPDATE", "IN_PROGRESS")
         state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
+                        type=defn.type,  # a renamed alias of the same type
                         deletion_policy=defn.deletion_policy, metadata=fresh.metadata,
                         update_policy=fresh.update_policy)
         self.save(state, "state changed")

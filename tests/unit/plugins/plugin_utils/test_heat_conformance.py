@@ -302,3 +302,22 @@ def test_a_missing_provider_output_read_by_a_property_fails_the_stack(stack):
     assert result["stack_status_reason"] == "The Referenced Attribute (c absent) is incorrect."
     assert statuses(result).get("t", "INIT_COMPLETE") == "INIT_COMPLETE"
     assert statuses(result)["c"] == "CREATE_COMPLETE"
+
+
+def test_a_renamed_alias_of_the_same_template_updates_in_place(stack, tmp_path):
+    # Heat: renaming Diff::Prov to Diff::Renamed (both prov.yaml) keeps the resource
+    # and its nested resource (same physical ids), the resource UPDATE_COMPLETE.
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          r: {type: %s}
+        """
+    files = {"prov.yaml": "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"}
+    (tmp_path / "env1.yaml").write_text("resource_registry: {Diff::Prov: prov.yaml}\n")
+    (tmp_path / "env2.yaml").write_text("resource_registry: {Diff::Renamed: prov.yaml}\n")
+    first = stack.apply(text % "Diff::Prov", files, environment=[str(tmp_path / "env1.yaml")])
+    second = stack.apply(text % "Diff::Renamed", files, environment=[str(tmp_path / "env2.yaml")])
+    assert statuses(second)["r"] == "UPDATE_COMPLETE"
+    assert {r["name"]: r["physical_id"] for r in first["resources"]} == {
+        r["name"]: r["physical_id"] for r in second["resources"]}
+    assert [r["type"] for r in second["resources"] if r["name"] == "r"] == ["Diff::Renamed"]
