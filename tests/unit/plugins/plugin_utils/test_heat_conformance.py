@@ -88,52 +88,32 @@ def test_none_metadata_change_is_no_update(stack):
     assert statuses(result) == {"none": "CREATE_COMPLETE", "test": "UPDATE_COMPLETE"}
 
 
-def test_a_name_of_both_a_parameter_and_a_resource_is_refused(stack):
-    # Heat: 400 StackValidationFailed: Duplicate names {'p0'}
-    assert stack.refused("""\
-        heat_template_version: 2016-10-14
-        parameters:
-          p0: {type: string, default: x}
-        resources:
-          p0: {type: OS::Heat::None}
-        """).endswith("Duplicate names {'p0'}")
+DUPLICATE = """\
+    heat_template_version: 2016-10-14
+    parameters:
+      p0: {type: string, default: x}
+    resources:
+      p0: {type: OS::Heat::None}
+"""
+STRICT_P1 = "  p1: {type: boolean, default: false, constraints: [{allowed_values: [true]}]}\n"
 
 
-def test_duplicate_names_come_before_a_wrong_depends_on(stack):
-    # Heat: Duplicate names {'p0'} (its dependency graph is built afterwards).
-    assert stack.refused("""\
-        heat_template_version: 2016-10-14
-        parameters:
-          p0: {type: string, default: x}
-        resources:
-          p0: {type: OS::Heat::None}
-          r1: {type: OS::Heat::None, depends_on: ghost}
-        """).endswith("Duplicate names {'p0'}")
-
-
-def test_parameters_are_checked_in_order_default_then_value(stack):
-    # Heat: The Parameter (p0) was not provided. (p0 comes first; p1's invalid
-    # default would be reported only after it.)
-    assert stack.refused("""\
-        heat_template_version: 2016-10-14
-        parameters:
-          p0: {type: string}
-          p1: {type: boolean, default: false, constraints: [{allowed_values: [true]}]}
-        resources:
-          r: {type: OS::Heat::None}
-        """).endswith("The Parameter (p0) was not provided.")
-
-
-def test_allowed_values_are_quoted_as_json(stack):
-    # Heat: Parameter 'p1' is invalid: Invalid default False (false is not an
-    # allowed value [true])
-    assert stack.refused("""\
-        heat_template_version: 2016-10-14
-        parameters:
-          p1: {type: boolean, default: false, constraints: [{allowed_values: [true]}]}
-        resources:
-          r: {type: OS::Heat::None}
-        """).endswith("Parameter 'p1' is invalid: Invalid default False (false is not an allowed value [true])")
+@pytest.mark.parametrize("text, heat_said", [
+    # A name used by a parameter and a resource.
+    (DUPLICATE, "Duplicate names {'p0'}"),
+    # The same before a wrong depends_on: Heat builds its dependency graph afterwards.
+    (DUPLICATE + "      r1: {type: OS::Heat::None, depends_on: ghost}\n", "Duplicate names {'p0'}"),
+    # Parameters in order, each default then value: p0 is missing before p1's
+    # default is looked at.
+    ("heat_template_version: 2016-10-14\nparameters:\n  p0: {type: string}\n" + STRICT_P1
+     + "resources:\n  r: {type: OS::Heat::None}\n", "The Parameter (p0) was not provided."),
+    # Allowed values written as JSON.
+    ("heat_template_version: 2016-10-14\nparameters:\n" + STRICT_P1 + "resources:\n  r: {type: OS::Heat::None}\n",
+     "Parameter 'p1' is invalid: Invalid default False (false is not an allowed value [true])"),
+])
+def test_refused_in_heats_words_and_order(stack, text, heat_said):
+    # Heat 27.0.1: 400 StackValidationFailed with heat_said.
+    assert stack.refused(text).endswith(heat_said)
 
 
 def test_function_arguments_fail_before_parameters(stack):
