@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps unit integration cloud-test sanity bench fuzz clean
+.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test sanity bench fuzz differential clean
 
 venv: $(BIN)/.installed
 
@@ -23,7 +23,7 @@ install: venv
 demo: install
 	bash scripts/demo.sh
 
-test: install test-deps
+test: install test-deps heat-peer
 	bash scripts/test.sh
 	bash scripts/test.sh heat
 	bash scripts/cloud.sh test
@@ -37,6 +37,11 @@ cloud-test: install
 # with apt-get when missing and run as root; otherwise it says what to install.
 test-deps:
 	bash scripts/test_deps.sh
+
+# The real Heat engine the differential tests compare with, when its peer folder is
+# beside the clone (scripts/heat_peer.sh; otherwise they are skipped, in one line).
+heat-peer:
+	bash scripts/heat_peer.sh install
 
 unit: venv test-deps
 	bash scripts/test.sh unit
@@ -58,3 +63,9 @@ bench: install test-deps
 # HOTPLAY_FUZZ_EXAMPLES (default 5000) examples per property (docs/security.md).
 fuzz: venv
 	bash scripts/fuzz.sh
+
+# The long differential run against the real Heat engine (docs/heat-differences.md):
+# HOTPLAY_DIFFERENTIAL_CASES (default 2000) generated cases; figures and divergences
+# printed, each divergent case in .build/differential/report.jsonl.
+differential: install heat-peer
+	bash scripts/test.sh differential

@@ -17,13 +17,15 @@ export PATH="$root/.venv/bin:$PATH"
 case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
-  all) paths=(tests/unit tests/integration) ;;
+  all) paths=(tests/unit tests/integration tests/differential) ;;
   # One worker: one real Heat engine for the session (tests/heat/conftest.py).
   heat) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 tests/heat ;;
   # One worker: the tests share the one cloud, and its two cores run every service.
   cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 tests/cloud ;;
+  differential) exec .venv/bin/python tests/differential/run.py \
+                  --cases "${HOTPLAY_DIFFERENTIAL_CASES:-2000}" "${@:2}" ;;
   bench) .venv/bin/python benchmarks/bench.py "${@:2}"
          exec .venv/bin/python benchmarks/bench_modules.py ;;
-  *) echo "usage: $0 [unit|integration|all|heat|cloud|bench]" >&2; exit 2 ;;
+  *) echo "usage: $0 [unit|integration|all|heat|cloud|bench|differential]" >&2; exit 2 ;;
 esac
 exec .venv/bin/python -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"

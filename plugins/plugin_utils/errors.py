@@ -56,6 +56,11 @@ class StackValidationFailed(TemplateError):
     """Heat's ``StackValidationFailed``: semantic validation of a definition."""
 
 
+class InvalidAttribute(StackValidationFailed):
+    """``get_attr`` of an attribute the resource does not have, found when it is
+    read (Heat's ``InvalidTemplateAttribute``: a provider template's missing output)."""
+
+
 class ResourceFailure(HotplayError):
     """A resource action failed; ``message`` carries Heat's wording."""
 

@@ -162,7 +162,7 @@ FUNCTION_ARGS = [  # (function, arguments, message fragment)
     ("str_replace", {"template": "x", "params": 5}, '"str_replace" parameters must be a mapping'),
     ("str_replace_strict", 42, 'Arguments to "str_replace_strict" must be a map'),
     ("str_replace_vstrict", ["a"], 'Arguments to "str_replace_vstrict" must be a map'),
-    ("str_split", [",", 5], 'Incorrect arguments to "str_split" should be'),
+    ("str_split", [",", 5], "'int' object has no attribute 'split'"),  # Heat 27: str.split's error
     ("str_split", 42, 'Incorrect arguments to "str_split" should be'),
     ("repeat", 42, 'Arguments to "repeat" must be a map'),
     ("repeat", {"template": "x", "for_each": {"a": 5}},

@@ -5,7 +5,8 @@ started for the session, with stack adopt and abandon enabled (heat-adopt.conf,
 this project's overlay on the peer's heat.conf), reached through a clouds.yaml.
 
 The peer folder is ``$HOTPLAY_HEAT_PEER``, else ``../shared/peer/heat`` beside the
-clone; Heat's venv is ``$HEAT_VENV`` (``/tmp/heatvenv``).  Without them the tests
+clone; Heat's venv is the differential tester's (``$HEAT_VENV``, the project's
+``.build/heatvenv`` that ``make heat-peer`` installs, else ``/tmp/heatvenv``).  Without them the tests
 are skipped with one line.  ``HOTPLAY_HEAT_URL`` names a Heat already running
 (with adopt and abandon enabled) to use instead of starting one."""
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +27,9 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "differential"))
 import integration_harness  # noqa: E402  (tests/, put on the path above)
+from heat_peer import free_port, peer_folder, peer_venv  # noqa: E402  (tests/differential)
 
 integration = integration_harness.load()
 
@@ -38,19 +40,6 @@ OVERLAY = Path(__file__).resolve().parent / "heat-adopt.conf"
 PEER_FILES = ("start.sh", "stop.sh", "heat_standalone.py", "etc")
 
 
-def _peer() -> Path | None:
-    named = os.environ.get("HOTPLAY_HEAT_PEER")
-    folder = Path(named) if named else integration.REPO.parent / "shared" / "peer" / "heat"
-    venv = Path(os.environ.get("HEAT_VENV", "/tmp/heatvenv"))
-    if (folder / "start.sh").exists() and (venv / "bin" / "python").exists():
-        return folder
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -60,8 +49,8 @@ def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if running:
         yield running
         return
-    peer = _peer()
-    if peer is None:
+    peer, venv = peer_folder(), peer_venv()
+    if peer is None or venv is None or not (peer / "start.sh").exists():
         pytest.skip("the real Heat engine is not here: set HOTPLAY_HEAT_PEER to the peer/heat folder "
                     "(and HEAT_VENV to its venv), or put the team's shared/ folder beside the clone")
     folder = tmp_path_factory.mktemp("heat")
@@ -72,8 +61,8 @@ def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, copy / name)
     with (copy / "etc" / "heat.conf").open("a", encoding="utf-8") as conf:
         conf.write("\n" + OVERLAY.read_text(encoding="utf-8"))
-    port = _free_port()
-    env = {**os.environ, "HEAT_STATE": str(folder / "state"), "HEAT_PORT": str(port)}
+    port = free_port()
+    env = {**os.environ, "HEAT_VENV": str(venv), "HEAT_STATE": str(folder / "state"), "HEAT_PORT": str(port)}
     started = subprocess.run(["bash", str(copy / "start.sh"), "--fresh"], env=env, capture_output=True,
                              text=True, timeout=300, check=False)
     try:

@@ -18,18 +18,19 @@ from typing import Any
 from ..language.environment import Environment
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import dependencies, resolve
-from ..language.functions.hot import select_path
-from .graph import check_acyclic
+from ..language.functions.hot import GetParam, select_path
+from .graph import check_acyclic, topological_order
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
     Parameters,
     parse_parameter_schemas,
+    provisional_parameters,
     redacted,
     resolve_parameters,
     validate_parameter_groups,
 )
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
-from ..resources.base import Resource, ResourceState, resource_class
+from ..resources.base import PropertySchema, Resource, ResourceState, resource_class
 from ..resources.facades import check_against_facade
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import RuntimeContext
@@ -136,7 +137,7 @@ class ResourceView:
     def reference_id(self) -> Any:
         live = self._live()
         if live is None:
-            return None
+            return self.name if self.scope.placeholders and self.enabled else None
         if isinstance(live, Pending):
             if live.keeps_id and live.state is not None and live.state.physical_id:
                 return live.handler.reference_id(live.state)
@@ -193,6 +194,9 @@ class Scope:
         self.live = live
         # A preview learns which resources a value read before they are known.
         self.on_unknown: Callable[[str], None] = lambda name: None
+        # While validating: a resource that does not exist yet answers get_resource
+        # with its name, as Heat's FnGetRefId does.
+        self.placeholders = False
         identity = definition.identity
         self.spent = 0  # characters and items functions produced (see charge)
         self.stack_name = identity.name
@@ -210,7 +214,10 @@ class Scope:
         }
         if name in pseudo:
             return pseudo[name]
-        return self.definition.parameters.values[name]
+        values = self.definition.parameters.values
+        if name not in values:  # while the stack loads: a value missing or wrong
+            raise StackValidationFailed(f"The Parameter ({name}) was not provided.")
+        return values[name]
 
     def has_resource(self, name: str) -> bool:
         return name in self.definition.template.resources_section
@@ -279,7 +286,7 @@ class StackDefinition:
         hidden parameter's value must not reach the message."""
         parameters = getattr(self, "parameters", None)
         if parameters is not None:
-            hidden = [parameters.values[name] for name in parameters.hidden_names()]
+            hidden = [parameters.values.get(name) for name in parameters.hidden_names()]
             error.message = redacted(error.message, hidden)
         return error
 
@@ -293,20 +300,42 @@ class StackDefinition:
         version = self.template.version.key
         self.parameter_schemas = parse_parameter_schemas(
             self.template.parameters_section, self.source.path, version,
-            replaced_defaults=frozenset(self.environment.parameter_defaults),
+            replaced_defaults=frozenset(self.environment.parameter_defaults), check_defaults=False,
         )
+        self.scope = Scope(self)
+        # Heat's order (engine/service.py, stack.py ``validate``): loading the stack
+        # parses every resource (function arguments, resource conditions) with the
+        # parameters as given; then parameters, groups, conditions, resource types,
+        # names, references and cycles; then each resource, dependencies first.
+        self.parameters: Parameters = provisional_parameters(
+            self.parameter_schemas, given_parameters, self.environment)
+        parsed = self._parse_resources()
+        provisional = self.parameters
+        self.parameters = resolve_parameters(
+            self.parameter_schemas, given_parameters, self.environment, self.source.path
+        )
+        if self.parameters.values != provisional.values:
+            self._conditions.clear()
+            parsed = {}
         validate_parameter_groups(
             self.template.parameter_groups, self.parameter_schemas, self.source.path
         )
-        self.parameters: Parameters = resolve_parameters(
-            self.parameter_schemas, given_parameters, self.environment, self.source.path
-        )
-        self.scope = Scope(self)
         for name in self.template.conditions_section:
             self.condition(name)  # Heat checks every condition, used or not
-        self.resources = self._resource_definitions()
-        self.outputs = self._output_definitions()
+        self.resources = self._resource_definitions(parsed)
+        self._refuse_duplicate_names()
+        self._check_references()
         check_acyclic(self.requires_graph())
+        self._validate_resources()
+        self.outputs = self._output_definitions()
+
+    def _refuse_duplicate_names(self) -> None:
+        """Heat refuses a name used by both a parameter and a resource (whose
+        condition holds), in its words (a Python set)."""
+        both = sorted(set(self.parameter_schemas) & set(self.resources))
+        if both:
+            names = "{" + ", ".join(repr(name) for name in both) + "}"
+            raise StackValidationFailed(f"Duplicate names {names}")
 
     # -- conditions -------------------------------------------------------------------
     def condition(self, name: str) -> bool:
@@ -345,25 +374,38 @@ class StackDefinition:
         return self._evaluate_condition(entry["condition"], f"{path}.condition")
 
     # -- resources --------------------------------------------------------------------
-    def _resource_definitions(self) -> dict[str, ResourceDefinition]:
+    def _parse_resources(self) -> dict[str, dict[str, Any]]:
+        """Every resource's snippets parsed (Heat's stack load: a function's
+        arguments are checked here), and its condition evaluated."""
+        parsed: dict[str, dict[str, Any]] = {}
+        for name, entry in self.template.resources_section.items():
+            path = f"resources.{name}"
+            parsed[name] = self._parse_entry(entry, path)
+            self._deletion_policy(entry, path)
+            self._enabled(entry, path)
+        return parsed
+
+    def _parse_entry(self, entry: Mapping[str, Any], path: str) -> dict[str, Any]:
+        parse = self.template.parse
+        return {key: parse(self.scope, entry.get(key) or {}, f"{path}.{key}")
+                for key in ("properties", "metadata", "update_policy")} | {
+            "external_id": parse(self.scope, entry.get("external_id"), f"{path}.external_id")}
+
+    def _resource_definitions(self, parsed: Mapping[str, dict[str, Any]]) -> dict[str, ResourceDefinition]:
         definitions: dict[str, ResourceDefinition] = {}
         for position, (name, entry) in enumerate(self.template.resources_section.items()):
             path = f"resources.{name}"
             if self._enabled(entry, path):
-                definitions[name] = self._resource_definition(name, entry, position, path)
+                snippets = parsed.get(name) or self._parse_entry(entry, path)
+                definitions[name] = self._resource_definition(name, entry, snippets, position, path)
         implied = implicit_requires(definitions.values())
         return {name: replace(defn, requires=defn.requires | implied[name]) if implied[name] else defn
                 for name, defn in definitions.items()}
 
     def _resource_definition(
-        self, name: str, entry: Mapping[str, Any], position: int, path: str
+        self, name: str, entry: Mapping[str, Any], snippets: Mapping[str, Any], position: int, path: str
     ) -> ResourceDefinition:
-        parse = self.template.parse
-        properties = parse(self.scope, entry.get("properties") or {}, f"{path}.properties")
-        metadata = parse(self.scope, entry.get("metadata") or {}, f"{path}.metadata")
-        update_policy = parse(self.scope, entry.get("update_policy") or {}, f"{path}.update_policy")
-        for snippet in (properties, metadata, update_policy):
-            self.template.validate_functions(snippet)
+        properties, metadata = snippets["properties"], snippets["metadata"]
         depends_on = self._depends_on(name, entry.get("depends_on"), path)
         # A nested stack's environment is already narrowed to it (for_nested):
         # registry paths are relative to this stack.
@@ -375,27 +417,53 @@ class StackDefinition:
             error.path = error.path or f"{path}.type"
             raise
         self._check_type(name, str(entry["type"]), implementation, path)
-        if resource_class(implementation) is None:
-            check_against_facade(str(entry["type"]), self._provider(implementation),
-                                 f"{path}<{implementation}>", self.environment.parameter_defaults)
-        known = self._check_properties(name, implementation, properties, path)
-        self._check_update_policy(implementation, update_policy, f"{path}.update_policy")
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),
             implementation=implementation,
             properties=properties,
             metadata=metadata,
-            update_policy=update_policy,
+            update_policy=snippets["update_policy"],
             deletion_policy=self._deletion_policy(entry, path),
-            external_id=parse(self.scope, entry.get("external_id"), f"{path}.external_id"),
+            external_id=snippets["external_id"],
             depends_on=depends_on,
             requires=frozenset(depends_on) | self._reads(properties, metadata),
             position=position,
             hooks=registry.hooks(resource_path),
             restricted_actions=registry.restricted_actions(resource_path),
-            known_properties=known,
         )
+
+    def _check_references(self) -> None:
+        """Heat builds the dependency graph before validating any resource: a
+        ``depends_on``, ``get_resource`` or ``get_attr`` naming no resource fails
+        first."""
+        for name, defn in self.resources.items():
+            entry = self.template.resources_section[name]
+            self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
+            for snippet in (defn.properties, defn.metadata):
+                self.template.check_references(snippet)
+
+    def _validate_resources(self) -> None:
+        """Each resource checked, dependencies first (Heat's ``Stack.validate``)."""
+        for name in topological_order(self.requires_graph()):
+            defn = self.resources[name]
+            path = f"resources.{name}"
+            cls = resource_class(defn.implementation)
+            if getattr(cls, "accepts_any_properties", False):
+                continue  # OS::Heat::None: Heat's validate() does nothing at all
+            # get_param in properties fails as Heat's does: when the value is
+            # resolved (below), in the order the functions are evaluated.
+            self.template.validate_functions(defn.properties, skip=(GetParam,))
+            for snippet in (defn.metadata, defn.update_policy):
+                self.template.validate_functions(snippet)
+            self._check_snapshot(defn, path)
+            if cls is None:  # a provider template: Heat's TemplateResource checks its facade
+                check_against_facade(defn.type, self._provider(defn.implementation),
+                                     f"{path}<{defn.implementation}>", self.environment.parameter_defaults)
+            self._check_update_policy(defn.implementation, defn.update_policy, f"{path}.update_policy")
+            known = self._check_properties(name, defn.implementation, defn.properties, path)
+            if known is not None:
+                self.resources[name] = replace(defn, known_properties=known)
 
     def _reads(self, *snippets: Any) -> frozenset[str]:
         names: set[str] = set()
@@ -403,7 +471,8 @@ class StackDefinition:
             names |= dependencies(snippet)
         return frozenset(names)
 
-    def _depends_on(self, name: str, value: Any, path: str) -> tuple[str, ...]:
+    def _depends_on(self, name: str, value: Any, path: str, check: bool = False) -> tuple[str, ...]:
+        """The names a resource depends on (``check``: each must be a resource)."""
         if value is None:
             return ()
         names = [value] if isinstance(value, str) else value
@@ -412,7 +481,7 @@ class StackDefinition:
                 f"Resource {name} depends_on must be a list of resource names or a string",
                 path=f"{path}.depends_on",
             )
-        for needed in names:
+        for needed in names if check else ():
             if needed not in self.template.resources_section:
                 raise StackValidationFailed(
                     f'The specified reference "{needed}" (in {name}) is incorrect.',
@@ -427,21 +496,26 @@ class StackDefinition:
         entry = self.template.resources_section.get(name)
         return entry is not None and self._enabled(entry, f"resources.{name}")
 
-    def _deletion_policy(self, entry: Mapping[str, Any], path: str) -> str:
+    @staticmethod
+    def _deletion_policy(entry: Mapping[str, Any], path: str) -> str:
+        """The policy in Heat's spelling; an unknown one fails as the stack loads."""
         raw = entry.get("deletion_policy", "Delete")
         policy = DELETION_POLICIES.get(str(raw).lower())
         if policy is None:
             raise StackValidationFailed(
                 f'Invalid deletion policy "{raw}"', path=f"{path}.deletion_policy"
             )
-        cls = resource_class(self.environment.registry.resolve(
-            str(entry.get("type")), (path.rsplit(".", 1)[-1],)))
-        if policy == "Snapshot" and not callable(getattr(cls, "handle_snapshot_delete", None)):
-            # Heat: only types that can snapshot accept it (none of ours can).
-            raise StackValidationFailed(
-                f'"{policy}" deletion policy not supported', path=f"{path}.deletion_policy"
-            )
         return policy
+
+    @staticmethod
+    def _check_snapshot(defn: ResourceDefinition, path: str) -> None:
+        cls = resource_class(defn.implementation)
+        if defn.deletion_policy == "Snapshot" and not callable(getattr(cls, "handle_snapshot_delete", None)):
+            # Heat: only types that can snapshot accept it (none of ours can); the
+            # check is in Resource.validate, which OS::Heat::None skips.
+            raise StackValidationFailed(
+                '"Snapshot" deletion policy not supported', path=f"{path}.deletion_policy"
+            )
 
     def _check_type(self, name: str, written: str, implementation: str, path: str) -> None:
         if resource_class(implementation) is not None:
@@ -468,11 +542,18 @@ class StackDefinition:
             raise StackValidationFailed(
                 "Properties must be a mapping", path=f"{path}.properties"
             )
-        values = {
-            key: UNKNOWN if dependencies(snippet) else resolve(snippet)
-            for key, snippet in properties.items()
-        }
         cls = resource_class(implementation)
+        if getattr(cls, "accepts_any_properties", False):
+            # Heat's OS::Heat::None never resolves its properties (it re-parses
+            # them with an empty schema): what they would compute is not checked.
+            return {}
+        values = {}
+        for key, snippet in properties.items():
+            if dependencies(snippet):
+                self._resolve_as_heat_validates(snippet)
+                values[key] = UNKNOWN
+            else:
+                values[key] = resolve(snippet)
         if cls is None:
             self._check_provider_properties(implementation, values, f"{path}.properties")
             return None
@@ -481,6 +562,17 @@ class StackDefinition:
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
+
+    def _resolve_as_heat_validates(self, snippet: Any) -> None:
+        """Heat validates a value that reads other resources with what they give
+        before they exist (``get_resource``: the name; ``get_attr``: null): a
+        function that cannot take those fails now, as in Heat.  The value itself
+        stays unknown until the resources exist."""
+        self.scope.placeholders = True
+        try:
+            resolve(snippet)
+        finally:
+            self.scope.placeholders = False
 
     @staticmethod
     def _check_update_policy(implementation: str, update_policy: Any, path: str) -> None:
@@ -497,10 +589,21 @@ class StackDefinition:
         return provider if isinstance(provider, dict) else {}
 
     def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+        """A provider template's parameters are the resource's properties, typed and
+        required as Heat's ``Properties.schema_from_params`` makes them."""
         declared = self._provider(key).get("parameters") or {}
         for prop in values:
             if prop not in declared:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")
+        schemas: dict[str, PropertySchema] = {}
+        for name, spec in declared.items():
+            kind = PROVIDER_PROPERTY_TYPES.get(str(spec.get("type"))) if isinstance(spec, Mapping) else None
+            if kind is not None:
+                required = spec.get("default") is None and name not in self.environment.parameter_defaults
+                schemas[str(name)] = PropertySchema(kind, required=required)
+        holder = type("ProviderProperties", (), {"properties_schema": schemas})
+        converted = {k: _provider_conversion(schemas.get(k), v) for k, v in values.items()}
+        validate_properties(holder, converted, path, partial=True)
 
     def attribute_names_of(self, name: str) -> frozenset[str] | None:
         """Attributes ``get_attr`` may name on a resource, from its type alone
@@ -514,10 +617,8 @@ class StackDefinition:
         cls = resource_class(implementation)
         if cls is not None:
             return cls(name, _NO_RUNTIME).attribute_names()
-        if implementation in self.files:
-            provider = load_template_yaml(self.files[implementation], implementation)
-            outputs = provider.get("outputs") if isinstance(provider, dict) else None
-            return frozenset(outputs or ()) | {"show", "OS::stack_id"}
+        # A provider template: Heat checks the name only when it is read (its
+        # TemplateResource overrides get_attribute), so any name passes here.
         return None
 
     def requires_graph(self) -> dict[str, set[str]]:
@@ -536,11 +637,32 @@ class StackDefinition:
             enabled = self._enabled(entry, path)
             value = self.template.parse(self.scope, entry.get("value"), f"{path}.value")
             if enabled:
-                self.template.validate_functions(value)
+                # Heat's output validation runs only the functions that have a
+                # validate(); get_param fails when the output is read (output error).
+                self.template.validate_functions(value, skip=(GetParam,))
             outputs[name] = OutputDefinition(
                 name, value, str(entry.get("description", "")), enabled
             )
         return outputs
+
+
+# Heat's ``Schema.from_parameter``: the property type of each parameter type.
+PROVIDER_PROPERTY_TYPES = {"string": "string", "number": "number", "comma_delimited_list": "list",
+                           "json": "map", "boolean": "boolean"}
+
+
+def _provider_conversion(schema: PropertySchema | None, value: Any) -> Any:
+    """Heat's ``allow_conversion`` of parameter-made properties: a list may be given
+    as comma-separated text, a ``json`` value as text or a list (checked by the
+    nested stack's parameter)."""
+    if schema is None or value is UNKNOWN:
+        return value
+    if schema.type == "list" and isinstance(value, str):
+        return value.split(",") if value else []  # no stripping (Heat 27)
+    if schema.type == "map" and (isinstance(value, str) or (
+            isinstance(value, (list, tuple)))):
+        return {}
+    return value
 
 
 def resolve_outputs(definition: StackDefinition) -> tuple[dict[str, Any], dict[str, str]]:

@@ -107,10 +107,13 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
     resource is then updated, with the same properties, to put it right."""
     if record is None or is_new(record):
         return Decision(ADDED, "new resource")
-    if record.implementation != declared.implementation or record.type != declared.type:
+    if record.implementation != declared.implementation:
         return Decision(REPLACED, f"type changed from {record.type} to {declared.type}")
     if record.status != "COMPLETE":
         return _not_complete(store, handler, record)
+    if getattr(handler, "accepts_any_properties", False):
+        # Heat's OS::Heat::None: _needs_update is always False (metadata too).
+        return Decision(UNCHANGED)
     changed = [key for key in sorted(set(properties) | set(record.properties))
                if key in known.unknown or properties.get(key) != record.properties.get(key)]
     other = definition_changes(declared, record)
@@ -151,6 +154,10 @@ def definition_changes(declared: Any, record: ResourceState) -> list[str]:
             found.append("metadata changed")
         if update_policy != dict(record.update_policy):
             found.append("update_policy changed")
+    if declared.type != record.type:
+        # Another name for the same type or template (a renamed registry alias):
+        # Heat compares what the names resolve to, and updates in place.
+        found.append(f"type renamed from {record.type} to {declared.type}")
     if declared.deletion_policy != record.deletion_policy:
         found.append(f"deletion_policy changed to {declared.deletion_policy}")
     return found

@@ -32,7 +32,7 @@ from .base import (
     register,
     resource_class,
 )
-from .properties import validate_properties, value_range
+from .properties import length, validate_properties, value_range
 
 
 from .nested import NestedStackResource, child_runtime
@@ -126,7 +126,8 @@ class ResourceGroup(GroupResource):
         "count": PropertySchema("integer", "The number of resources to create.", default=1,
                                 update_allowed=True),
         "index_var": PropertySchema("string", "A variable replaced with the member's index.",
-                                    default="%index%", update_allowed=True),
+                                    default="%index%", update_allowed=True,
+                                    constraints=(length(min=3),)),  # Heat: Length(min=3)
         "resource_def": PropertySchema("map", "Resource definition for the resources in the group.",
                                        required=True, update_allowed=True),
         "removal_policies": PropertySchema("list", "Policies for removal of resources on update.",
@@ -273,7 +274,7 @@ class ResourceGroup(GroupResource):
             self._converge_pass(
                 child_id, properties,
                 lambda: self._batch_template(child_id, properties, skipped, capacity, updates),
-                action if number == 0 else "UPDATE")
+                action if number == 0 else "UPDATE", batch_pass=True)
         return Outcome(child_id, {"nested_stack_id": child_id, **extra})
 
     def _rolling_settings(self, properties: Mapping[str, Any], action: str,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import HotplayError, Paused, StackValidationFailed
+from ..errors import HotplayError, InvalidAttribute, Paused, StackValidationFailed
 
 from ..language.template.loader import TemplateSource, load_template_yaml
 from .base import (
@@ -107,7 +107,7 @@ class NestedStackResource(Resource):
 
     def _converge_pass(self, child_id: str, properties: Mapping[str, Any],
                        build: Callable[[], tuple[TemplateSource, frozenset[str]]],
-                       action: str) -> None:
+                       action: str, batch_pass: bool = False) -> None:
         """Converge the child stack once to the template ``build`` makes; the
         member names it also returns are left exactly as they are (a group's
         rolling update holds members whose old definition is not known)."""
@@ -117,7 +117,8 @@ class NestedStackResource(Resource):
         try:
             template, hold = build()
             done = stack.converge(template, self.child_parameters(properties), facade=self._facade(),
-                                  written_type=self._written_type(), hold=hold, action=action)
+                                  written_type=self._written_type(), hold=hold, action=action,
+                                  batch_pass=batch_pass)
         except HotplayError as error:  # the child's definition is invalid: nothing touched
             store.set_stack_status(child.id, action, "FAILED", str(error))
             raise self.fail(str(error), type(error).__name__) from error
@@ -192,6 +193,14 @@ class TemplateResource(NestedStackResource):
         data: dict[str, Any] = load_template_yaml(files[self.template_key], self.template_key)
         return data
 
+    def _declared_outputs(self) -> Mapping[str, Any] | None:
+        """The provider's outputs; None when its text is not at hand (reading the
+        outputs a stored nested stack recorded)."""
+        if self.template_key not in self.runtime.files:
+            return None
+        outputs = self._template_data().get("outputs")
+        return outputs if isinstance(outputs, Mapping) else {}
+
     def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
         """Properties are the provider template's parameters (Heat's rule)."""
         declared = self._template_data().get("parameters") or {}
@@ -215,6 +224,12 @@ class TemplateResource(NestedStackResource):
         return None  # any output of the provider template
 
     def attribute(self, state: ResourceState, name: str) -> Any:
+        declared = self._declared_outputs()
+        if declared is not None and name not in declared and name not in ("show", "OS::stack_id"):
+            # Heat checks a provider's attribute names only when they are read
+            # (TemplateResource overrides get_attribute): an output error, or the
+            # stack fails before the resource that reads it starts.
+            raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
         return self.outputs(state).get(name)
 
     def reference_id(self, state: ResourceState) -> Any:

@@ -45,9 +45,10 @@ class ChildStack(Protocol):
 
     def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
                  facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
-                 action: str) -> bool:
+                 action: str, batch_pass: bool = False) -> bool:
         """Create or update the child to ``template``; False when it failed or paused.
-        Members named in ``hold`` are left as they are.  Raises HotplayError when
+        Members named in ``hold`` are left as they are; a ``batch_pass`` (of a rolling
+        update) updates only the members whose definition changes.  Raises HotplayError when
         the child's definition is invalid, before anything in it is touched."""
 
     def delete(self) -> bool:

@@ -31,7 +31,7 @@ from ..model.definition import (
     handler_for,
     resolve_outputs,
 )
-from ..errors import HotplayError, Paused, ResourceFailure
+from ..errors import HotplayError, InvalidAttribute, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
@@ -118,6 +118,9 @@ class RunOptions:
     max_workers: int = DEFAULT_WORKERS
     # Rollbacks swap retired (replaced) resources back in instead of recreating.
     restore: bool = False
+    # Heat updates every nested stack of an updated stack; a rolling update's
+    # batch passes touch only the batch (their figures are hotplay's batches).
+    routine_nested_updates: bool = True
     report: RestoreReport = field(default_factory=RestoreReport)
     # How long a successful update keeps what it replaced (for a later rollback).
     keep_replaced: float = 0
@@ -263,8 +266,10 @@ class ChildRun:
 
     def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
                  facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
-                 action: str) -> bool:
+                 action: str, batch_pass: bool = False) -> bool:
         definition = self._definition(template, parameters, facade, written_type)
+        if batch_pass:
+            self._run.options = replace(self._run.options, routine_nested_updates=False)
         if hold:
             run = self._run
             run.options = replace(run.options, skip=run.options.skip | {run.path_of(n) for n in hold})
@@ -447,7 +452,7 @@ class StackRun:
             return cancel.reason
         failure = next(iter(errors.values()), None)
         if isinstance(failure, _Failed):
-            return f"Resource {failure.action} failed: {failure.reason}"
+            return failure.reason if failure.bare else f"Resource {failure.action} failed: {failure.reason}"
         if isinstance(failure, HotplayError):  # e.g. a secret and no store key to keep it
             return f"{type(failure).__name__}: {failure}"
         if failure is not None:  # a defect of ours: say what it was, keep the state
@@ -459,7 +464,7 @@ class StackRun:
         record = self.records.get(defn.name)
         refused = external_id_change(defn, record)
         if refused is not None:
-            raise self._refuse_update(defn, record, f"NotSupported: resources.{defn.name}: {refused}")
+            raise self._refuse_update(f"NotSupported: resources.{defn.name}: {refused}")
         if defn.external_id is not None:
             self._adopt(defn, record)
             return
@@ -480,7 +485,8 @@ class StackRun:
         if record.action == "CREATE" and record.status == "IN_PROGRESS" and record.nested_stack_id:
             self._resume_create(defn, handler, properties, record)  # a nested stack that paused
             return
-        change = self._change_needed(defn, handler, record, properties)
+        change = self._change_needed(defn, handler, record, properties) or self._nested_update(
+            handler, record)
         if change is None:
             self._still_held(defn.name)  # a resumed run: a post-hook not cleared yet
             return
@@ -593,20 +599,37 @@ class StackRun:
                         repair=self.options.repairs.get(self.path_of(defn.name))).action
         return {REPLACED: "replace", UPDATED: "update"}.get(action)
 
+    def _nested_update(self, handler: Resource, record: ResourceState) -> str | None:
+        """Heat's StackResource ``_needs_update`` is always true: an update of the
+        stack updates every nested stack (UPDATE_COMPLETE), whose members then
+        decide for themselves; a provider template's changed body reaches them so."""
+        nested = getattr(handler, "is_nested_stack", False) and record.nested_stack_id
+        routine = self.options.routine_nested_updates and not self.options.restore
+        return "update" if nested and routine and record.status == "COMPLETE" else None
+
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"
         try:
             checked = self._checked_properties(defn, handler, path)
             self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
+        except InvalidAttribute as error:
+            # Heat computes what a resource reads before touching it: the stack
+            # fails with the bare message, the resource keeps its status.
+            raise _Failed(error.message, "CREATE", bare=True) from error
         except HotplayError as error:
-            action = "CREATE" if self.records.get(defn.name) is None else "UPDATE"
-            raise self._fail(defn, action, self.records.get(defn.name), error) from error
+            record = self.records.get(defn.name)
+            # A failed resource Heat replaces: what fails is its replacement's CREATE.
+            recreated = record is None or is_new(record) or (
+                record.status == "FAILED" and handler.needs_replace_failed(record))
+            raise self._fail(defn, "CREATE" if recreated else "UPDATE", record, error) from error
 
     @staticmethod
     def _checked_properties(defn: ResourceDefinition, handler: Resource, path: str) -> dict[str, Any]:
         if defn.known_properties is not None:
             return dict(defn.known_properties)  # validated with the definition
+        if getattr(handler, "accepts_any_properties", False):
+            return {}  # OS::Heat::None: never resolved, as in Heat
         values = resolve(defn.properties)
         check = getattr(handler, "check_properties", None)
         if check is not None:
@@ -640,6 +663,7 @@ class StackRun:
     ) -> None:
         fresh = self._new_state(defn, "UPDATE", "IN_PROGRESS")
         state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
+                        type=defn.type,  # a renamed alias of the same type
                         deletion_policy=defn.deletion_policy, metadata=fresh.metadata,
                         update_policy=fresh.update_policy)
         self.save(state, "state changed")
@@ -752,11 +776,11 @@ class StackRun:
         self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
         return _Failed(reason, action)
 
-    def _refuse_update(self, defn: ResourceDefinition, record: ResourceState | None,
-                       reason: str) -> "_Failed":
-        """An update Heat refuses before acting: the resource UPDATE_FAILED as it is."""
-        state = record or self._new_state(defn, "UPDATE", "FAILED")
-        self.save(replace(state, action="UPDATE", status="FAILED", status_reason=reason), reason)
+    @staticmethod
+    def _refuse_update(reason: str) -> "_Failed":
+        """An update Heat refuses before acting (NotSupported): the stack fails with
+        the reason; the resource keeps its status and gets no event (Heat 27.0.1
+        leaves it e.g. CREATE_COMPLETE)."""
         return _Failed(reason, "UPDATE")
 
     def _restricted(self, defn: ResourceDefinition, record: ResourceState, change: str) -> "_Failed":
@@ -895,10 +919,11 @@ def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
 class _Failed(Exception):
     """A resource failed: Heat's status reason and the action that failed."""
 
-    def __init__(self, reason: str, action: str) -> None:
+    def __init__(self, reason: str, action: str, bare: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.action = action
+        self.bare = bare  # the stack's reason is the message alone
 
 
 def _adopted(handler: Resource, defn: ResourceDefinition, properties: dict[str, Any],

@@ -100,6 +100,10 @@ class Function:
     def validate(self) -> None:
         """Raise ``StackValidationFailed`` for arguments that can never work."""
 
+    def check_reference(self) -> None:
+        """Raise when the call names a resource the stack does not have (Heat finds
+        these while building the dependency graph, before validating resources)."""
+
     def result(self) -> Any:
         """The resolved value (functions inside the arguments resolved too)."""
         raise NotImplementedError
@@ -182,10 +186,17 @@ def walk_functions(snippet: Any) -> Iterator[Function]:
             yield from walk_functions(item)
 
 
-def validate(snippet: Any) -> None:
-    """Run every function's own argument checks."""
+def validate(snippet: Any, skip: tuple[type, ...] = ()) -> None:
+    """Run every function's own argument checks (but those of the ``skip`` types)."""
     for fn in walk_functions(snippet):
-        fn.validate()
+        if not isinstance(fn, skip):
+            fn.validate()
+
+
+def check_references(snippet: Any) -> None:
+    """Every call's ``check_reference``."""
+    for fn in walk_functions(snippet):
+        fn.check_reference()
 
 
 def dependencies(snippet: Any) -> set[str]:

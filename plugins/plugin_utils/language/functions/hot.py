@@ -171,6 +171,9 @@ class ResourceReader(HeatFunction):
         return self._check_exists(resolve(self.resource_name_arg()))
 
     def validate(self) -> None:
+        self.check_reference()
+
+    def check_reference(self) -> None:
         if not has_functions(self.resource_name_arg()):
             self.resource()
 
@@ -549,15 +552,20 @@ class StrSplit(HeatFunction):
         delim, text = args[0], args[1]
         if text is None:
             return None
-        if not isinstance(text, str) or not isinstance(delim, str) or not delim:
+        try:  # Heat calls str.split as it is: its error is the message
+            pieces = text.split(delim)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise self.fail(str(error)) from None
+        if not isinstance(pieces, list):  # an object with a split() of its own
             raise self.fail(self._bad())
-        pieces = text.split(delim)
         if len(args) == 2:
             return pieces
         try:
             index = int(args[2])
-        except (TypeError, ValueError):
+        except ValueError:
             raise self.fail(self._bad("index")) from None
+        except TypeError as error:  # Heat lets int()'s own error through
+            raise self.fail(str(error)) from None
         try:
             return pieces[index]
         except IndexError:

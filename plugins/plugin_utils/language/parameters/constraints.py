@@ -6,6 +6,7 @@ patterns, custom constraints; each says what is wrong in Heat's words."""
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -107,8 +108,9 @@ class AllowedValues(Constraint):
         return to_schema_type(value, ptype) in allowed
 
     def _err_msg(self, value: Any) -> str:
-        allowed = "[%s]" % ", ".join(str(a) for a in self.allowed)
-        return MESSAGES["not_allowed"] % (value, allowed)
+        # Heat 27 writes both as JSON: "a" is not an allowed value ["b", "c"]
+        allowed = "[%s]" % ", ".join(json.dumps(a, default=str) for a in self.allowed)
+        return MESSAGES["not_allowed"] % (json.dumps(value, default=str), allowed)
 
 
 @dataclass(frozen=True)

@@ -313,7 +313,8 @@ def _texts(value: Any) -> Iterator[str]:
 
 
 def parse_parameter_schemas(section: Mapping[str, Any] | None, source: str, version_key: str,
-                            replaced_defaults: Collection[str] = ()) -> dict[str, ParameterSchema]:
+                            replaced_defaults: Collection[str] = (),
+                            check_defaults: bool = True) -> dict[str, ParameterSchema]:
     """Validate a HOT template's ``parameters`` section; the schemas by name.
 
     ``version_key`` is the canonical ``heat_template_version`` date
@@ -321,6 +322,8 @@ def parse_parameter_schemas(section: Mapping[str, Any] | None, source: str, vers
     ``replaced_defaults``: parameters whose default the environment's
     ``parameter_defaults`` replace; Heat (``Parameter.set_default``) never checks
     the template's own default of those (the value used is checked instead).
+    ``check_defaults=False`` leaves the defaults to ``resolve_parameters``, which
+    checks each just before its parameter's value, in Heat's order.
     """
     if not section:
         return {}
@@ -328,8 +331,15 @@ def parse_parameter_schemas(section: Mapping[str, Any] | None, source: str, vers
         raise TemplateError(MESSAGES["not_mapping"] % "parameters", source=source,
                             path="parameters")
     rules = rules_for(version_key)
-    return {str(name): _schema(str(name), spec, rules, source, str(name) in replaced_defaults)
+    return {str(name): _schema(str(name), spec, rules, source,
+                               str(name) in replaced_defaults or not check_defaults)
             for name, spec in section.items()}
+
+
+def check_default(schema: ParameterSchema, source: str) -> None:
+    """Heat's ``Schema.validate`` of one parameter's default (when it has one)."""
+    if schema.default is not None:
+        _validate_default(schema, source)
 
 
 # --- parameter_groups ---------------------------------------------------------------

@@ -55,9 +55,8 @@ MESSAGES = {
     "schema_type": 'Value "%(val)s" is invalid for data type "%(type)s".',
     "out_of_range": "%s is out of range (min: %s, max: %s)",
     "length_out_of_range": "length (%d) is out of range (min: %s, max: %s)",
-    # sic: Heat's message ends with a stray parenthesis
-    "not_multiple": "%s is not a multiple of %s with an offset of %s)",
-    "not_allowed": '"%s" is not an allowed value %s',
+    "not_multiple": "%s is not a multiple of %s with an offset of %s",
+    "not_allowed": "%s is not an allowed value %s",  # both as JSON (Heat 27)
     "no_match": '"%s" does not match pattern "%s"',
     # parameter_groups (heat/engine/parameter_groups.py)
     "groups_error": "Parameter Groups error",
@@ -122,7 +121,9 @@ def parse_list(value: Any) -> list[str]:
         raise _Invalid(MESSAGES["list_value"] % reason)
     if value == "":
         return []
-    return [item.strip() for item in value.split(",")]
+    # Heat 27 (param_utils.delim_string_to_list) keeps the spaces: " a , b" is
+    # [" a ", " b"] (older Heat stripped them).
+    return value.split(",")
 
 
 def parse_json(value: Any) -> Any:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from ...errors import TemplateError
-from .schema import ParameterSchema, _check_constraints, _wrapped, redacted
+from .schema import ParameterSchema, _check_constraints, _wrapped, check_default, redacted
 from .types import (
     BOOLEAN,
     JSON,
@@ -131,6 +131,9 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
     _unknown_names(schemas, given, env, source)
     values: dict[str, Any] = {}
     for name, schema in schemas.items():
+        # Heat validates parameter by parameter: the default, then the value.
+        if name not in env.parameter_defaults:
+            check_default(schema, source)
         origin, raw = _pick(name, ("", given),
                             ("the environment's parameters", env.parameters),
                             ("the environment's parameter_defaults", env.parameter_defaults))
@@ -151,3 +154,34 @@ def resolve_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[st
                 message += f" (the value comes from {origin})"
             raise TemplateError(message, source=source, path=path) from None
     return Parameters(values, dict(schemas))
+
+
+def provisional_parameters(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
+                           env: ParameterValues) -> Parameters:
+    """The values as Heat's ``Parameter.value()`` gives them before they are
+    validated (while the stack loads): converted to their types, constraints not
+    checked; a value missing or not convertible is left out (reading it fails with
+    ``The Parameter (name) was not provided.``)."""
+    values: dict[str, Any] = {}
+    for name, schema in schemas.items():
+        raw = _pick(name, ("", given), ("", env.parameters), ("", env.parameter_defaults))[1]
+        raw = schema.default if raw is None else raw
+        if raw is None:
+            continue
+        try:
+            values[name] = _converted(schema, raw)
+        except (_Invalid, TypeError, ValueError):
+            continue
+    return Parameters(values, dict(schemas))
+
+
+def _converted(schema: ParameterSchema, raw: Any) -> Any:
+    if schema.type == NUMBER:
+        return str_to_num(raw)
+    if schema.type == BOOLEAN:
+        return bool_from_string(str(raw))
+    if schema.type == LIST:
+        return parse_list(raw)
+    if schema.type == JSON:
+        return parse_json(raw)
+    return str(raw)

@@ -50,9 +50,14 @@ class HotTemplate:
         table = self.version.condition_functions
         return self._located(lambda: parse_condition(table, ctx, snippet, path))
 
-    def validate_functions(self, parsed: Any) -> None:
-        """Run every call's own checks (version support, arguments, references)."""
-        self._located(lambda: base.validate(parsed))
+    def validate_functions(self, parsed: Any, skip: tuple[type, ...] = ()) -> None:
+        """Run every call's own checks (version support, arguments, references),
+        but those of the ``skip`` function types."""
+        self._located(lambda: base.validate(parsed, skip))
+
+    def check_references(self, parsed: Any) -> None:
+        """Every call that names a resource names one the stack has."""
+        self._located(lambda: base.check_references(parsed))
 
     def _located(self, work: Any) -> Any:
         try:

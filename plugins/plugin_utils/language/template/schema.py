@@ -175,8 +175,18 @@ def _entry(error: Finding, path: tuple[str, ...]) -> str:
             f"Found a [{_type_name(error.instance)}] instead"
         )
     if error.validator == "additionalProperties":
-        return f'"{_extra_keys(error)[0]}" is not a valid keyword inside a {kind} definition'
+        extra = _extra_keys(error)[0]
+        if section == "resources" and extra in _LATER_RESOURCE_KEYS:
+            # A key of a later version: Heat's resource_definitions says so.
+            return f"Invalid keyword(s) inside a resource definition: {extra}"
+        # Heat 27 says '"%s" is not a valid keyword inside a propertes definition'
+        # (sic: its format is broken); hotplay names the key (docs/heat-differences.md).
+        return f'"{extra}" is not a valid keyword inside a {kind} definition'
     return must_contain
+
+
+# Resource keys that only later HOT versions have.
+_LATER_RESOURCE_KEYS = ("external_id", "condition")
 
 
 _RESOURCE_FIELD_TYPES = {

@@ -137,13 +137,13 @@ def test_added_removed_and_metadata_changes(stack):
     stack.apply("""\
         heat_template_version: 2018-08-31
         resources:
-          keep: {type: OS::Heat::None, metadata: {tier: web}}
+          keep: {type: OS::Heat::TestResource, metadata: {tier: web}}
           drop: {type: OS::Heat::None}
         """)
     second = stack.apply("""\
         heat_template_version: 2018-08-31
         resources:
-          keep: {type: OS::Heat::None, metadata: {tier: db}}
+          keep: {type: OS::Heat::TestResource, metadata: {tier: db}}  # None never updates
           new: {type: OS::Heat::None}
         """)
     plan = second["plan"]
@@ -428,6 +428,9 @@ def test_changing_external_id_fails_the_update_as_heat_does(stack):
              "(OS::Heat::TestResource) is not supported."
     assert failed["msg"].endswith(reason), failed["msg"]
     assert ids(failed)["test1"] == ids(created)["test1"]
+    # Heat 27.0.1 (differential tester): the resource stays CREATE_COMPLETE, no event.
+    assert {r["name"]: r["status"] for r in failed["resources"]} == {"test1": "CREATE_COMPLETE"}
+    assert [e for e in failed["events"] if e["resource_name"] == "test1"] == []
 
 
 def test_an_adopted_resource_keeps_its_external_id_and_cannot_drop_it(stack):

@@ -1,0 +1,211 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Compare what hotplay and Heat did with one case.
+
+Compared, step by step: the verdict (refused or run) and the error's text, the stack's
+status and reason, every resource's status (nested ones by path), the outputs and
+output errors, and which resources kept their physical id across the update.
+Physical ids differ by nature: in outputs and reasons each is replaced by the path of
+the resource that has it, so ``get_resource`` compares by what it points at.
+
+Differences that hotplay keeps on purpose are listed in ``docs/heat-differences.md``,
+each with a ``Tester key``; a divergence is forgiven only when the rule for it below
+recognises it *and* the document still lists its key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+DIFFERENCES = REPO / "docs" / "heat-differences.md"
+
+_FILE = re.compile(r"^(?:/[^:]*?\.(?:yaml|yml|template|json)): ")
+_LOCATION = re.compile(r"^(?:Property error: )?(?:(?:resources|outputs|parameters|conditions|"
+                       r"parameter_groups)(?:\.[^ :]+|\[\d+\])*|(?:[A-Za-z0-9_]+\.)?[Pp]roperties"
+                       r"(?:\.[^ :]+)*): ")
+# Inside a reason: "StackValidationFailed: resources.r1: Property error: <place>: ..."
+_INNER_LOCATION = re.compile(r"(Property error: )(?:(?:resources)(?:\.[^ :]+)*|(?:[A-Za-z0-9_]+\.)?"
+                             r"[Pp]roperties(?:\.[^ :]+)*): ")
+_PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*|"
+                    r"(?:get_attr|get_resource|get_param|list_join|str_replace|str_split|repeat|"
+                    r"map_merge|if)): ")
+MALFORMED = ("The server could not comply with the request since it is either malformed or "
+             "otherwise incorrect.")
+
+
+def documented_keys(path: Path = DIFFERENCES) -> frozenset[str]:
+    """The ``Tester key: `name``` lines of the documented differences."""
+    if not path.exists():
+        return frozenset()
+    return frozenset(re.findall(r"Tester key: `([a-z0-9-]+)`", path.read_text()))
+
+
+KEYS = documented_keys()
+
+
+def core(message: str) -> str:
+    """An error's text without hotplay's file name and either side's location prefix
+    (hotplay names the place down to the function; Heat the property)."""
+    text = _FILE.sub("", message.strip())
+    if "error-location" not in KEYS:
+        return text
+    located = _LOCATION.match(text) is not None
+    previous = None
+    while previous != text:
+        previous, text = text, _LOCATION.sub("", text)
+        if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
+            text = _PIECE.sub("", text)
+    return _INNER_LOCATION.sub(r"\1", text)
+
+
+def tokenised(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` with every physical id replaced by ``<id:path>``."""
+    if isinstance(value, str):
+        for physical, path in ids.items():
+            if physical in value:
+                value = value.replace(physical, f"<id:{path}>")
+        return value
+    if isinstance(value, list):
+        return [tokenised(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: tokenised(v, ids) for k, v in value.items()}
+    return value
+
+
+def _id_map(observed: list[dict[str, Any]]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for step in observed:
+        for path, physical in step.get("ids", {}).items():
+            if physical and len(str(physical)) >= 8:
+                found.setdefault(str(physical), path)
+    # Longest first: a nested stack's id may hold a shorter one.
+    return dict(sorted(found.items(), key=lambda item: -len(item[0])))
+
+
+def settled(step: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
+    """Resource statuses without those timing decides.  When a resource fails, an
+    independent one that had not started yet stays INIT_COMPLETE (Heat stops
+    starting new work) -- or had started and finished: which, is a race on either
+    side.  A resource INIT_COMPLETE on one side is left out on both (with its
+    nested resources)."""
+    if not str(step.get("stack_status", "")).endswith("FAILED"):
+        return dict(step["resources"])
+    waiting = [p for s in (step, other) for p, st in s.get("resources", {}).items()
+               if st in ("INIT_COMPLETE", "CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS")]
+    # A resource one side never started is not listed there at all.
+    waiting += [p for p in step["resources"] if other.get("verdict") == "ok" and p not in other["resources"]]
+    return {p: st for p, st in step["resources"].items()
+            if not any(p == w or p.startswith(w + "/") for w in waiting)}
+
+
+def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The comparable part of each step."""
+    ids = _id_map(observed)
+    steps = []
+    for index, step in enumerate(observed):
+        if step["verdict"] == "refused":
+            steps.append({"verdict": "refused", "error": core(step["error"])})
+            continue
+        outputs = {k: ({"error": core(v["error"])} if isinstance(v, dict) and set(v) == {"error"} else v)
+                   for k, v in step["outputs"].items()}
+        counterpart = (other or [])[index] if other and index < len(other) else {}
+        resources = settled(step, counterpart)
+        failed = {p: core(tokenised(r, ids)) for p, r in step["reasons"].items()
+                  if p in resources and step["resources"][p].endswith("FAILED")}
+        reason = core(tokenised(step["status_reason"], ids))
+        if step["stack_status"].endswith("FAILED") and reason.startswith("Resource "):
+            # Which of several failing resources fails the stack first is a race on
+            # either side; each failed resource's reason is compared below.
+            reason = " ".join(reason.split(" ")[:3])
+        shown = {"verdict": "ok", "stack_status": step["stack_status"], "status_reason": reason,
+                 "resources": resources, "failed_reasons": failed,
+                 "outputs": tokenised(outputs, ids)}
+        if index > 0 and observed[0]["verdict"] == "ok":
+            before = observed[0]["ids"]
+            shown["replaced"] = sorted(p for p, i in step["ids"].items() if p in before and before[p] != i)
+        steps.append(shown)
+    return steps
+
+
+def differences(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """(what, hotplay's, Heat's) for every field that differs."""
+    found: list[tuple[str, Any, Any]] = []
+    mine, theirs = view(hotplay, heat), view(heat, hotplay)
+    if len(mine) != len(theirs):
+        found.append(("steps", len(mine), len(theirs)))
+    for index, (a, b) in enumerate(zip(mine, theirs)):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                found.append((f"step{index}.{key}", a.get(key), b.get(key)))
+        if a["verdict"] != b["verdict"]:
+            break
+    return found
+
+
+# ------------------------------------------------------- documented differences
+Rule = Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], bool]
+
+
+def _later_version_function(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                            heat: list[dict[str, Any]]) -> bool:
+    # hotplay refuses a function of a later template version; Heat reads it as data.
+    return any(s["verdict"] == "refused" and "it is available from heat_template_version" in s["error"]
+               for s in hotplay)
+
+
+def _unchanged_update(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                      heat: list[dict[str, Any]]) -> bool:
+    # The same definition again changes nothing and writes nothing (changed: false):
+    # the stack and its resources keep their statuses, where Heat runs an update
+    # (UPDATE_COMPLETE, nested stacks updated) that replaces nothing.
+    if len(hotplay) != 2 or hotplay[1]["verdict"] != "ok" or hotplay[1].get("changed"):
+        return False
+    if len(heat) != 2 or heat[1]["verdict"] != "ok" or heat[1]["stack_status"] != "UPDATE_COMPLETE":
+        return False
+    mine, theirs = view(hotplay)[1], view(heat)[1]
+    return (mine["outputs"] == theirs["outputs"] and mine["replaced"] == theirs["replaced"] == []
+            and set(mine["resources"]) == set(theirs["resources"]))
+
+
+def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                        heat: list[dict[str, Any]]) -> bool:
+    # hotplay writes ****** for a hidden value Heat quotes: the rest must match.
+    for mine, theirs in zip(hotplay, heat):
+        if mine["verdict"] == "refused" and theirs["verdict"] == "refused" and "******" in mine["error"]:
+            # Heat's JSON quoting differs too: "******" stands for false, -1 or "text".
+            text = core(mine["error"]).replace('"******"', "******")
+            pattern = '"?.+"?'.join(re.escape(part) for part in text.split("******"))
+            if re.fullmatch(pattern, core(theirs["error"]), re.DOTALL):
+                return len(hotplay) == len(heat)
+    return False
+
+
+def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                       heat: list[dict[str, Any]]) -> bool:
+    # Heat's validation failed inside (a TypeError): its API says only "malformed".
+    return any(mine["verdict"] == theirs["verdict"] == "refused" and theirs["error"] == MALFORMED
+               for mine, theirs in zip(hotplay, heat))
+
+
+RULES: dict[str, Rule] = {
+    "later-version-function": _later_version_function,
+    "unchanged-update": _unchanged_update,
+    "hidden-in-messages": _hidden_in_messages,
+    "malformed-request": _malformed_request,
+}
+
+
+def verdict(case: dict[str, Any], hotplay: list[dict[str, Any]], heat: list[dict[str, Any]],
+            keys: frozenset[str]) -> tuple[str, list[tuple[str, Any, Any]]]:
+    """``("same", [])``, ``("documented:<key>", [...])`` or ``("diverged", [...])``."""
+    found = differences(hotplay, heat)
+    if not found:
+        return "same", []
+    for key, rule in RULES.items():
+        if key in keys and rule(case, [dict(s) for s in hotplay], heat):
+            return f"documented:{key}", found
+    return "diverged", found

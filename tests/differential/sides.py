@@ -1,0 +1,232 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run one case on each side and say what happened, in the same words.
+
+A side's answer is a list of observations, one per step (create, then update):
+
+    {"verdict": "ok" | "refused", "error": text, "stack_status": ..., "status_reason": ...,
+     "resources": {path: status}, "ids": {path: physical id}, "outputs": {key: value |
+     {"error": text}}}
+
+Nested resources are named by their path (``group/0/inner``), as hotplay lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from heat_peer import HeatClient, HeatError, stack_name
+
+NESTED_DEPTH = 3
+# Hidden parameters are kept encrypted: the store needs a key (a test one).
+STORE_KEY = "differential-tester-store-key"
+
+
+def write_step(folder: Path, step: dict[str, Any]) -> tuple[Path, list[str]]:
+    """The step's template, provider files and environment as files, as a user has them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    template = folder / "main.yaml"
+    template.write_text(yaml.safe_dump(step["template"], sort_keys=False))
+    for name, body in step["files"].items():
+        (folder / name).write_text(yaml.safe_dump(body, sort_keys=False))
+    environments: list[str] = []
+    if step["environment"] is not None:
+        env = folder / "env.yaml"
+        env.write_text(yaml.safe_dump(step["environment"], sort_keys=False))
+        environments.append(str(env))
+    return template, environments
+
+
+def steps(case: dict[str, Any]) -> list[dict[str, Any]]:
+    return [case] + ([case["update"]] if case.get("update") else [])
+
+
+# --------------------------------------------------------------------- hotplay
+class HotplaySide:
+    """The engine in-process (the action plugin's code path, without Ansible), on a
+    SQLite store of its own."""
+
+    def __init__(self) -> None:
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
+
+        os.environ.setdefault("HOTPLAY_STORE_KEY", STORE_KEY)
+        self.folder = Path(tempfile.mkdtemp(prefix="hotplay-differential-"))
+        self.store = SqliteStore(str(self.folder / "store.db"))
+        self.count = 0
+
+    def run(self, case: dict[str, Any]) -> list[dict[str, Any]]:
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
+            ApplyRequest, apply_stack)
+
+        self.count += 1
+        name = f"case{self.count}"
+        observed: list[dict[str, Any]] = []
+        for index, step in enumerate(steps(case)):
+            template, environments = write_step(self.folder / name / str(index), step)
+            request = ApplyRequest(name=name, template=str(template), environment=environments,
+                                   parameters=step["parameters"], nested_depth=NESTED_DEPTH)
+            try:
+                result = apply_stack(self.store, request, "differential").as_dict()
+            except HotplayError as refused:
+                observed.append(refusal(str(refused)))
+                if index == 0:
+                    break
+                continue
+            observed.append(from_hotplay(result))
+        return observed
+
+
+def from_hotplay(result: dict[str, Any]) -> dict[str, Any]:
+    if "stack_status" not in result:
+        return refusal(str(result.get("msg", "")))
+    outputs: dict[str, Any] = dict(result["outputs"])
+    for key, error in result["output_errors"].items():
+        outputs[key] = {"error": error}
+    return {"verdict": "ok", "stack_status": result["stack_status"],
+            "status_reason": result["stack_status_reason"],
+            "resources": {r["name"]: r["status"] for r in result["resources"]},
+            "reasons": {r["name"]: r["status_reason"] for r in result["resources"]},
+            "ids": {r["name"]: r["physical_id"] for r in result["resources"]},
+            "outputs": outputs, "changed": result["changed"]}
+
+
+def refusal(message: str) -> dict[str, Any]:
+    return {"verdict": "refused", "error": message}
+
+
+# -------------------------------------------------------------------- ansible
+def run_playbook(case: dict[str, Any], folder: Path, bin_dir: Path, collections: Path) -> list[dict[str, Any]]:
+    """The same case through real ``ansible-playbook`` and the installed collection."""
+    tasks: list[dict[str, Any]] = []
+    for index, step in enumerate(steps(case)):
+        template, environments = write_step(folder / str(index), step)
+        tasks.append({"hotplay.stacks.stack": {
+            "name": "case", "template": str(template), "environment": environments,
+            "parameters": step["parameters"], "nested_depth": NESTED_DEPTH,
+            "store": f"sqlite:///{folder / 'store.db'}"}, "register": f"step{index}",
+            "ignore_errors": True})
+    dump = folder / "results.json"
+    names = [f"step{i}" for i in range(len(tasks))]
+    tasks.append({"ansible.builtin.copy": {
+        "dest": str(dump), "mode": "0600",
+        "content": "{{ [" + ", ".join(f"{n} | default(None)" for n in names) + "] | to_json }}"}})
+    playbook = folder / "play.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "ANSIBLE_COLLECTIONS_PATH": str(collections),
+           "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+           "HOME": str(folder), "HOTPLAY_STORE_KEY": STORE_KEY}
+    subprocess.run([str(bin_dir / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
+                   env=env, capture_output=True, text=True, timeout=300, check=False)
+    observed: list[dict[str, Any]] = []
+    for result in json.loads(dump.read_text()):
+        if result is None:
+            break
+        observed.append(from_hotplay(result) if not result.get("failed") or "stack_status" in result
+                        else refusal(str(result.get("msg", ""))))
+        if observed[-1]["verdict"] == "refused" and len(observed) == 1:
+            break
+    return observed
+
+
+# ----------------------------------------------------------------------- Heat
+class HeatSide:
+    """The real engine through its REST API; every stack is deleted after its case."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.client = HeatClient(endpoint)
+
+    def run(self, case: dict[str, Any]) -> list[dict[str, Any]]:
+        client = self.client
+        name = stack_name()
+        stack_id = ""
+        observed: list[dict[str, Any]] = []
+        try:
+            for index, step in enumerate(steps(case)):
+                fields = heat_fields(step)
+                try:
+                    if index == 0:
+                        stack_id = client.create(name, fields)
+                    else:
+                        client.update(name, stack_id, fields)
+                except HeatError as refused:
+                    observed.append(refusal(refused.message))
+                    if index == 0:
+                        break
+                    continue
+                shown = client.wait(name, stack_id, "CREATE" if index == 0 else "UPDATE")
+                observed.append(self.observe(name, stack_id, shown))
+        finally:
+            if stack_id:
+                client.delete(name, stack_id)
+        return observed
+
+    def observe(self, name: str, stack_id: str, shown: dict[str, Any]) -> dict[str, Any]:
+        listed = self.client.resources(name, stack_id, NESTED_DEPTH)
+        # A failed stack's status is final while resources started before the
+        # failure still finish: wait for them (a few seconds at most).
+        for _attempt in range(50):
+            if not any(r["resource_status"].endswith("IN_PROGRESS") for r in listed):
+                break
+            time.sleep(0.2)
+            listed = self.client.resources(name, stack_id, NESTED_DEPTH)
+        paths = resource_paths(stack_id, listed)
+        outputs: dict[str, Any] = {}
+        for output in shown.get("outputs") or []:
+            key = output["output_key"]
+            outputs[key] = ({"error": output["output_error"]} if output.get("output_error")
+                            else output.get("output_value"))
+        return {"verdict": "ok", "stack_status": shown["stack_status"],
+                "status_reason": shown["stack_status_reason"],
+                "resources": {paths[id(r)]: r["resource_status"] for r in listed},
+                "reasons": {paths[id(r)]: r["resource_status_reason"] for r in listed},
+                "ids": {paths[id(r)]: r["physical_resource_id"] for r in listed},
+                "outputs": outputs}
+
+
+def heat_fields(step: dict[str, Any]) -> dict[str, Any]:
+    """What ``openstack stack create`` sends: the texts, the files by the names the
+    environment uses, the environment as data."""
+    return {"template": yaml.safe_dump(step["template"], sort_keys=False),
+            "files": {n: yaml.safe_dump(b, sort_keys=False) for n, b in step["files"].items()},
+            "environment": step["environment"] or {}, "parameters": step["parameters"]}
+
+
+def _link(resource: dict[str, Any], rel: str) -> str:
+    for link in resource.get("links", []):
+        if link.get("rel") == rel:
+            return str(link["href"]).rstrip("/").rsplit("/", maxsplit=1)[-1]
+    return ""
+
+
+def resource_paths(top_id: str, listed: list[dict[str, Any]]) -> dict[int, str]:
+    """Each listed resource's path, from the ``stack`` and ``nested`` links."""
+    prefix = {top_id: ""}
+    paths: dict[int, str] = {}
+    pending = list(listed)
+    while pending:
+        waiting = []
+        for resource in pending:
+            owner = _link(resource, "stack")
+            if owner not in prefix:
+                waiting.append(resource)
+                continue
+            path = prefix[owner] + resource["resource_name"]
+            paths[id(resource)] = path
+            nested = _link(resource, "nested")
+            if nested:
+                prefix[nested] = path + "/"
+        if len(waiting) == len(pending):  # orphans: name them by their own stack
+            for resource in waiting:
+                paths[id(resource)] = "?/" + resource["resource_name"]
+            break
+        pending = waiting
+    return paths

@@ -1,0 +1,59 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The tester's comparison itself (no Heat needed): what it forgives and what not."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from compare import RULES, core, documented_keys, verdict  # noqa: E402
+
+CASE = {"template": {}, "files": {}, "environment": None, "parameters": {}, "update": None,
+        "mutation": None}
+
+
+def ok(status="CREATE_COMPLETE", outputs=None, ids=None, changed=True):
+    ids = ids or {"r": "0123456789abcdef"}
+    return {"verdict": "ok", "stack_status": status, "status_reason": f"Stack {status.split('_')[0]} "
+            "completed successfully", "resources": {n: status for n in ids},
+            "reasons": {n: "state changed" for n in ids}, "ids": ids, "outputs": outputs or {},
+            "changed": changed}
+
+
+def test_every_rule_is_documented():
+    assert set(RULES) <= documented_keys()
+
+
+def test_a_rule_forgives_only_while_its_key_is_documented():
+    hotplay = [{"verdict": "refused", "error": "t.yaml: outputs.o.value.map_merge: The template version "
+                "is invalid: The function map_merge is not supported in this version of HOT "
+                "(2015-10-15); it is available from heat_template_version 2016-04-08."}]
+    heat = [ok()]
+    assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:later-version-function"
+    assert verdict(CASE, hotplay, heat, frozenset())[0] == "diverged"
+
+
+def test_ids_compare_by_the_resource_they_belong_to():
+    mine = [ok(outputs={"o": "id-aaaaaaaaaaaa"}, ids={"r": "id-aaaaaaaaaaaa"})]
+    theirs = [ok(outputs={"o": "stack-r-bbbbbbbbbb"}, ids={"r": "stack-r-bbbbbbbbbb"})]
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+    other = [ok(outputs={"o": "something else"}, ids={"r": "stack-r-bbbbbbbbbb"})]
+    assert verdict(CASE, mine, other, frozenset())[0] == "diverged"
+
+
+def test_a_replaced_resource_is_a_divergence():
+    mine = [ok(ids={"r": "id-aaaaaaaaaaaa"}), ok("UPDATE_COMPLETE", ids={"r": "id-aaaaaaaaaaaa"})]
+    theirs = [ok(ids={"r": "stack-r-bbbbbbbbbb"}), ok("UPDATE_COMPLETE", ids={"r": "stack-r-cccccccccc"})]
+    found, differences = verdict(CASE, mine, theirs, frozenset())
+    assert found == "diverged" and differences[0][0] == "step1.replaced"
+
+
+def test_error_text_compares_without_file_and_places():
+    assert core("/srv/t.yaml: resources.r.properties.value.list_join: Items to join must be string") == \
+        core("Property error: resources.r.properties.value: Items to join must be string")
+    assert core("outputs.o.value.str_replace: params.x.list_join: [1][1].get_attr: The Referenced "
+                "Attribute (r nope) is incorrect.") == "The Referenced Attribute (r nope) is incorrect."
