@@ -90,14 +90,19 @@ def settled(step: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
     """Resource statuses without those timing decides.  When a resource fails, an
     independent one that had not started yet stays INIT_COMPLETE (Heat stops
     starting new work) -- or had started and finished: which, is a race on either
-    side.  A resource INIT_COMPLETE on one side is left out on both (with its
-    nested resources)."""
+    side; so is whether an update reached an independent resource.  A resource
+    INIT_COMPLETE on one side is left out on both (with its nested resources)."""
     if not str(step.get("stack_status", "")).endswith("FAILED"):
         return dict(step["resources"])
     waiting = [p for s in (step, other) for p, st in s.get("resources", {}).items()
                if st in ("INIT_COMPLETE", "CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS")]
     # A resource one side never started is not listed there at all.
     waiting += [p for p in step["resources"] if other.get("verdict") == "ok" and p not in other["resources"]]
+    # In a failed update, one side may have updated an independent resource before
+    # the failure stopped new work, the other not yet.
+    theirs = other.get("resources", {}) if other.get("verdict") == "ok" else {}
+    waiting += [p for p, st in step["resources"].items()
+                if {st, theirs.get(p)} == {"UPDATE_COMPLETE", "CREATE_COMPLETE"}]
     return {p: st for p, st in step["resources"].items()
             if not any(p == w or p.startswith(w + "/") for w in waiting)}
 
