@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from compare import documented_keys, verdict  # noqa: E402
-from generate import generate  # noqa: E402
+from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
 from sides import HeatSide, HotplaySide, run_playbook  # noqa: E402
 

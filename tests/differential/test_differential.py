@@ -23,7 +23,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from generate import generate  # noqa: E402
+from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
 from run import run_cases  # noqa: E402
 
