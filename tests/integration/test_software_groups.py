@@ -15,7 +15,7 @@ TEMPLATE = """\
       root: {type: string}
       greeting: {type: string, default: hello}
     resources:
-      server:
+      deployed_server:  # not "server", the parameter's name: Heat refuses duplicate names
         type: OS::Heat::DeployedServer
         properties: {name: {get_param: server}}
       tasks_config:
@@ -34,7 +34,7 @@ TEMPLATE = """\
         type: OS::Heat::SoftwareDeployment
         properties:
           config: {get_resource: tasks_config}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           input_values:
             root: {get_param: root}
             greeting: {get_param: greeting}
@@ -52,7 +52,7 @@ TEMPLATE = """\
         type: OS::Heat::StructuredDeployment
         properties:
           config: {get_resource: structured_config}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           input_values:
             path: {list_join: ["/", [{get_param: root}, structured.txt]]}
             # Another deployment's output feeds this one's input.
@@ -76,7 +76,7 @@ TEMPLATE = """\
         type: OS::Heat::SoftwareDeployment
         properties:
           config: {get_resource: component}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           input_values: {root: {get_param: root}, greeting: {get_param: greeting}}
     outputs:
       written: {value: {get_attr: [tasks, written, dest]}}
@@ -132,7 +132,7 @@ SECRET_INPUT = """\
         type: OS::Heat::SoftwareDeployment
         properties:
           config: {get_resource: config}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           input_values: {token: {get_param: token}}
     outputs:
       echoed: {value: {get_attr: [deployment, echoed]}}
@@ -173,7 +173,7 @@ UNGROUPED = """\
         type: OS::Heat::StructuredDeployment
         properties:
           config: {get_resource: config}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           signal_transport: NO_SIGNAL
     """
 
@@ -226,7 +226,7 @@ PLAYBOOK_CONFIG = """\
         type: OS::Heat::SoftwareDeployment
         properties:
           config: {get_resource: config}
-          server: {get_resource: server}
+          server: {get_resource: deployed_server}
           input_values: {root: {get_param: root}}
     outputs:
       written: {value: {get_attr: [deployment, written, dest]}}
