@@ -116,7 +116,7 @@ SECRET_INPUT = """\
     parameters:
       token: {type: string, hidden: true}
     resources:
-      server:
+      deployed_server:
         type: OS::Heat::DeployedServer
         properties: {name: localhost}
       config:
@@ -162,7 +162,7 @@ def test_a_hidden_input_leaves_no_plain_text_on_the_host(run_tasks, tmp_path):
 UNGROUPED = """\
     heat_template_version: 2018-08-31
     resources:
-      server:
+      deployed_server:
         type: OS::Heat::DeployedServer
         properties: {name: localhost}
       config:
@@ -196,7 +196,7 @@ PLAYBOOK_CONFIG = """\
     parameters:
       root: {type: string}
     resources:
-      server:
+      deployed_server:
         type: OS::Heat::DeployedServer
         properties: {name: localhost}
       config:
