@@ -40,8 +40,6 @@ OVERLAY = Path(__file__).resolve().parent / "heat-adopt.conf"
 PEER_FILES = ("start.sh", "stop.sh", "heat_standalone.py", "etc")
 
 
-
-
 @pytest.fixture(scope="session")
 def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The API of a real Heat (``http://127.0.0.1:PORT/v1/admin``)."""
