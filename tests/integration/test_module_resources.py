@@ -173,7 +173,7 @@ GATED = """\
     parameters:
       root: {type: string}
       content: {type: string}
-      gate: {type: string}
+      gate_path: {type: string}  # not "gate", a resource's name (Heat: Duplicate names)
     resources:
       conf:
         type: Hotplay::Ansible::Module
@@ -187,7 +187,7 @@ GATED = """\
         depends_on: conf
         properties:
           module: ansible.builtin.file
-          args: {path: {get_param: gate}, state: file}
+          args: {path: {get_param: gate_path}, state: file}
           delete_args: {}
     """
 
@@ -197,11 +197,11 @@ def test_rollback_of_a_failed_update_restores_the_previous_file_contents(run_tas
     root.mkdir()
     (root / "open").write_text("")
     template = write_template(tmp_path, "gated.yaml", GATED)
-    good = {"root": str(root), "gate": str(root / "open")}
+    good = {"root": str(root), "gate_path": str(root / "open")}
     run = run_tasks([
         stack_task(template, "created", name="gated", content="release 1", **good),
         stack_task(template, "failed", name="gated", content="release 2", root=str(root),
-                   gate=str(root / "missing")),
+                   gate_path=str(root / "missing")),
     ], "gated")
     assert run.results["created"]["stack_status"] == "CREATE_COMPLETE"
     failed = run.results["failed"]
@@ -300,21 +300,21 @@ def test_secret_arguments_stay_out_of_output_events_and_attributes(run_tasks, tm
     template = write_template(tmp_path, "secret.yaml", f"""\
         heat_template_version: 2021-04-16
         parameters:
-          token: {{type: string, hidden: true}}
+          secret_token: {{type: string, hidden: true}}  # not the resource's name
           fail: {{type: boolean, default: false}}
         resources:
           token:
             type: Hotplay::Ansible::Module
             properties:
               module: ansible.builtin.copy
-              args: {{dest: {target}, content: {{get_param: token}}, mode: "0600",
+              args: {{dest: {target}, content: {{get_param: secret_token}}, mode: "0600",
                       validate: {{if: [{{get_param: fail}}, "grep -q nothing-like-it %s", null]}}}}
               no_log: [content]
         outputs:
           shown: {{value: {{get_attr: [token, show]}}}}
         """)
-    task = stack_task(template, "created", name="secret", token=secret)
-    failing = stack_task(template, "failed", name="secret", token=secret + "-2", fail=True)
+    task = stack_task(template, "created", name="secret", secret_token=secret)
+    failing = stack_task(template, "failed", name="secret", secret_token=secret + "-2", fail=True)
     run = run_tasks([task, failing], "secret", env={"HOTPLAY_STORE_KEY": "integration test store key"})
     assert target.read_text() == secret
     assert run.results["created"]["outputs"]["shown"]["args"]["content"] == "******"
