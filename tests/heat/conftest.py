@@ -57,6 +57,9 @@ def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for name in PEER_FILES:
         source = peer / name
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, copy / name)
+    paste = copy / "etc" / "api-paste.ini"
+    if not paste.exists():  # the peer's install.sh copies it there; a read-only peer may lack it
+        shutil.copy2(Path(venv) / "etc" / "heat" / "api-paste.ini", paste)
     with (copy / "etc" / "heat.conf").open("a", encoding="utf-8") as conf:
         conf.write("\n" + OVERLAY.read_text(encoding="utf-8"))
     port = free_port()
