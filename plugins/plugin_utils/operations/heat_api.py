@@ -12,12 +12,14 @@ answers none.  openstacksdk is imported only here, when a cloud is named.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import HotplayError
 from ..resources.base import resource_class
+from ..resources.software_deployment import DEPLOYMENT_TYPES, OUTPUTS_KEY, STATUS_KEY
 
 
 # How deep the resource listing goes (Heat's max_nested_stack_depth defaults to 5).
@@ -46,6 +48,7 @@ class HeatClient:
         stack_id = self._stack_id(name)
         exported: dict[str, Any] = self._call("GET", f"/stacks/{name}/{stack_id}/export",
                                               f"export stack {name}")
+        self.add_deployment_outputs(exported.get("resources") or {})
         return exported
 
     def read(self, name: str) -> dict[str, Any]:
@@ -58,14 +61,34 @@ class HeatClient:
         listed = self._call("GET", f"{base}/resources?nested_depth={MAX_DEPTH}&with_detail=true",
                             f"list the resources of stack {name}")["resources"]
         action, status = _state(stack["stack_status"])
+        resources = _tree(listed, stack["id"])
+        self.add_deployment_outputs(resources)
         return {
             "name": name, "id": stack["id"], "action": action, "status": status,
             "template": self._call("GET", f"{base}/template", f"read the template of {name}"),
             "environment": self._call("GET", f"{base}/environment", f"read the environment of {name}"),
             "files": self._call("GET", f"{base}/files", f"read the files of {name}"),
-            "resources": _tree(listed, stack["id"]),
+            "resources": resources,
             "project_id": "", "stack_user_project_id": "", "tags": list(stack.get("tags") or []),
         }
+
+    def add_deployment_outputs(self, resources: dict[str, Any]) -> None:
+        """Each software deployment's output values and status (at any depth), as
+        its server reported them to Heat: Heat keeps them in its software
+        deployments, not in the abandon data's resource data."""
+        for resource in resources.values():
+            if isinstance(resource.get("resources"), dict):  # a nested stack
+                self.add_deployment_outputs(resource["resources"])
+            elif resource.get("type") in DEPLOYMENT_TYPES and resource.get("resource_id"):
+                shown = self._call("GET", f"/software_deployments/{resource['resource_id']}",
+                                   f"read software deployment {resource['resource_id']}",
+                                   missing_ok=True)
+                if shown is None:  # Heat adopted it: what it reported is in its resource data
+                    continue
+                deployment = shown.get("software_deployment") or {}
+                data = resource.setdefault("resource_data", {})
+                data[OUTPUTS_KEY] = json.dumps(deployment.get("output_values") or {}, sort_keys=True)
+                data[STATUS_KEY] = str(deployment.get("status") or "")
 
     def abandon(self, name: str) -> dict[str, Any]:
         """Heat forgets the stack, its resources kept (``stack abandon``)."""
@@ -78,11 +101,14 @@ class HeatClient:
         shown = self._call("GET", f"/stacks/{name}", f"find stack {name}")
         return str(shown["stack"]["id"])
 
-    def _call(self, method: str, path: str, what: str) -> Any:
+    def _call(self, method: str, path: str, what: str, missing_ok: bool = False) -> Any:
+        """The JSON Heat answers; None for a 404 when ``missing_ok``."""
         try:
             response = self._adapter.request(path, method, raise_exc=False)
         except Exception as error:  # noqa: BLE001 - keystoneauth's many connection errors
             raise HeatApiError(f"cloud {self.cloud}: cannot {what}: {error}") from None
+        if missing_ok and response.status_code == 404:
+            return None
         if response.status_code >= 400:
             raise HeatApiError(f"cloud {self.cloud}: Heat refused to {what}: "
                                f"HTTP {response.status_code}: {_heat_message(response)}")

@@ -33,6 +33,13 @@ from .properties import allowed_values
 ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME")
 SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL")
 HOST_GROUPS = ("script", "ansible")
+DEPLOY_ATTRIBUTES = ("deploy_stdout", "deploy_stderr", "deploy_status_code")
+# The resource data of an adopted deployment: what its server reported (a JSON
+# object, as Heat's software deployment keeps it) and the deployment's status.
+OUTPUTS_KEY = "output_values"
+STATUS_KEY = "deployment_status"
+# The types whose physical id is a deployment of Heat's software deployments API.
+DEPLOYMENT_TYPES = ("OS::Heat::SoftwareDeployment", "OS::Heat::StructuredDeployment")
 
 
 class HostContext(Protocol):
@@ -109,6 +116,32 @@ class SoftwareDeployment(Resource):
         "deploy_stderr": AttributeSchema("Captured stderr from the configuration execution.", "string"),
         "deploy_status_code": AttributeSchema("Returned status code from the configuration execution.", "string"),
     }
+
+    # Adopted from Heat, a deployment keeps Heat's deployment id and the outputs its
+    # server reported; nothing runs on the host until its properties change (then
+    # an UPDATE in place, on the same id).
+    adoptable = True
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        reported = reported_outputs(adopted.data, self.name)
+        declared = self.config_record(properties).get("outputs", [])
+        # Outputs nobody reported (an abandon file has none) are null, not empty.
+        kept: dict[str, Any] = {"attributes": _attributes(reported, declared) if reported else {}}
+        if adopted.data.get(STATUS_KEY):
+            kept[STATUS_KEY] = str(adopted.data[STATUS_KEY])
+        return Outcome(adopted.resource_id, kept)
+
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
+        """Heat's deployment keeps what the server reported as its output values;
+        as resource data they are text (Heat's resource data column)."""
+        attributes = dict(state.data.get("attributes") or {})
+        return {OUTPUTS_KEY: json.dumps(attributes, sort_keys=True), STATUS_KEY: "COMPLETE"}
+
+    @classmethod
+    def data_from_attributes(cls, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        values = {k: v for k, v in attributes.items() if k != "show"}
+        return {OUTPUTS_KEY: json.dumps(values, sort_keys=True)} if values else {}
 
     # -- what it runs ------------------------------------------------------------------
     def config_record(self, properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,6 +372,25 @@ class SoftwareComponent(Resource):
                   "options": properties.get("options") or {}}
         return Outcome(physical_id, {"software_config": record,
                                      "attributes": {"configs": properties.get("configs") or []}})
+
+
+def reported_outputs(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The output values an adopted deployment's server reported (Heat's
+    ``output_values``: ``deploy_stdout``, ``deploy_stderr``, ``deploy_status_code``
+    and the config's outputs), as ``_run`` returns a run's result."""
+    text = data.get(OUTPUTS_KEY)
+    if text is None:
+        return {}
+    try:
+        values = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        values = None
+    if not isinstance(values, Mapping):
+        raise StackValidationFailed(
+            f"resources.{name}.resource_data.{OUTPUTS_KEY}: expected a JSON object of the output "
+            f"values the server reported, got {str(text)[:60]!r}")
+    deploy = {k: values.get(k) for k in DEPLOY_ATTRIBUTES if k in values}
+    return {**deploy, "outputs": {k: v for k, v in values.items() if k not in DEPLOY_ATTRIBUTES}}
 
 
 def _component_config(record: Mapping[str, Any], action: str) -> tuple[str, Any]:
