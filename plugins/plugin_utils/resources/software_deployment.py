@@ -123,7 +123,7 @@ class SoftwareDeployment(Resource):
     adoptable = True
 
     def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
-        reported = reported_outputs(adopted.data, self.name)
+        reported = reported_outputs(adopted.data)
         declared = self.config_record(properties).get("outputs", [])
         # Outputs nobody reported (an abandon file has none) are null, not empty.
         kept: dict[str, Any] = {"attributes": _attributes(reported, declared) if reported else {}}
@@ -374,7 +374,7 @@ class SoftwareComponent(Resource):
                                      "attributes": {"configs": properties.get("configs") or []}})
 
 
-def reported_outputs(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+def reported_outputs(data: Mapping[str, Any]) -> dict[str, Any]:
     """The output values an adopted deployment's server reported (Heat's
     ``output_values``: ``deploy_stdout``, ``deploy_stderr``, ``deploy_status_code``
     and the config's outputs), as ``_run`` returns a run's result."""
@@ -387,7 +387,7 @@ def reported_outputs(data: Mapping[str, Any], name: str) -> dict[str, Any]:
         values = None
     if not isinstance(values, Mapping):
         raise StackValidationFailed(
-            f"resources.{name}.resource_data.{OUTPUTS_KEY}: expected a JSON object of the output "
+            f"resource_data.{OUTPUTS_KEY}: expected a JSON object of the output "
             f"values the server reported, got {str(text)[:60]!r}")
     deploy = {k: values.get(k) for k in DEPLOY_ATTRIBUTES if k in values}
     return {**deploy, "outputs": {k: v for k, v in values.items() if k not in DEPLOY_ATTRIBUTES}}
