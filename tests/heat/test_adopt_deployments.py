@@ -12,6 +12,7 @@ test reports the deployment's outputs through Heat's software deployments API
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,58 @@ def test_deployment_adopted_then_rerun_only_when_its_script_changes(
     assert updated["outputs"]["greeting"] == "hello ran"
     # Nothing ran on the host until the script changed; then it ran once.
     assert (root / "runs.txt").read_text() == "again ran\n"
+
+
+def test_round_trip_through_heat_keeps_the_deployment_and_its_outputs(
+        heat, cloud_env, run_tasks, tmp_path: Path) -> None:
+    """hotplay runs the deployment on the host -> heat_abandon file -> Heat adopts it
+    (its resource data keeps the outputs) -> hotplay adopts it back, in another
+    store, with nothing run on the host again."""
+    root = tmp_path / "host"
+    root.mkdir()
+    exported = tmp_path / "trip.json"
+    first = run_tasks([
+        stack_task("created", root, TEMPLATE),
+        {"hotplay.stacks.stack_info": {"name": "dep", "format": "heat_abandon", "dest": str(exported)},
+         "register": "info"},
+    ], name="hotplay", env=cloud_env).results
+    created = first["created"]
+    assert created["stack_status"] == "CREATE_COMPLETE", created.get("msg")
+    assert (root / "runs.txt").read_text() == "ran\n"
+
+    data = json.loads(exported.read_text())  # what `openstack stack adopt --adopt-file` sends
+    heat.create("deptrip", None, data["environment"], data["files"], adopt=data)
+    assert in_heat(heat.export("deptrip"))["deploy"]["id"] == ids(created)["deploy"]
+
+    parameters = {"host": "localhost", "root": str(root)}
+    back = run_tasks([
+        {"hotplay.stacks.stack_adopt": {"cloud": "heat", "stack": "deptrip", "name": "back",
+                                        "template": str(TEMPLATE), "parameters": parameters,
+                                        "store": f"sqlite:///{tmp_path / 'other.db'}"},
+         "register": "back", "vars": host_vars(root)},
+    ], name="back", env=cloud_env).results["back"]
+    assert back["stack_status"] == "ADOPT_COMPLETE", back.get("msg")
+    assert ids(back) == ids(created)
+    assert back["outputs"] == created["outputs"] == {"greeting": "hello ran", "status_code": 0}
+    assert (root / "runs.txt").read_text() == "ran\n"
+
+
+def test_read_through_the_resource_api_keeps_the_outputs(heat, cloud_env, run_tasks, tmp_path: Path) -> None:
+    """``heat_data: resources`` (no abandon data from Heat): the deployment's outputs
+    come from Heat's software deployments API as well."""
+    root = tmp_path / "host"
+    root.mkdir()
+    parameters = {"host": "localhost", "root": str(root)}
+    heat.create("depapi", TEMPLATE.read_text(), {"parameters": parameters})
+    deployment_id = in_heat(heat.export("depapi"))["deploy"]["id"]
+    heat.call("PUT", f"/software_deployments/{deployment_id}",
+              {"output_values": REPORTED, "status": "COMPLETE"})
+    read = run_tasks([
+        {"hotplay.stacks.stack_adopt": {"cloud": "heat", "stack": "depapi", "template": str(TEMPLATE),
+                                        "parameters": parameters, "heat_data": "resources"},
+         "register": "read", "vars": host_vars(root)},
+    ], env=cloud_env).results["read"]
+    assert read["stack_status"] == "ADOPT_COMPLETE", read.get("msg")
+    assert ids(read)["deploy"] == deployment_id
+    assert read["outputs"] == {"greeting": "hello ran", "status_code": 0}
+    assert not (root / "runs.txt").exists()
