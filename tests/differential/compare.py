@@ -33,6 +33,8 @@ _INNER_LOCATION = re.compile(r"(Property error: )(?:(?:resources)(?:\.[^ :]+)*|(
 _PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*|"
                     r"(?:get_attr|get_resource|get_param|list_join|str_replace|str_split|repeat|"
                     r"map_merge|if)): ")
+# A provider's failing output read through get_attr: hotplay names the place in it.
+_NESTED_OUTPUT = re.compile(r"(Error in [^ ]+ output [^ :]+: )outputs\.[^ :]+: ")
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -59,7 +61,7 @@ def core(message: str) -> str:
         previous, text = text, _LOCATION.sub("", text)
         if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
             text = _PIECE.sub("", text)
-    return _INNER_LOCATION.sub(r"\1", text)
+    return _NESTED_OUTPUT.sub(r"\1", _INNER_LOCATION.sub(r"\1", text))
 
 
 def tokenised(value: Any, ids: dict[str, str]) -> Any:
