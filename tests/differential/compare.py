@@ -198,11 +198,27 @@ def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
                for mine, theirs in zip(hotplay, heat))
 
 
+def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                 heat: list[dict[str, Any]]) -> bool:
+    # Both refuse a dependency cycle: hotplay names the cycle ("r0 --> r1 --> r0"),
+    # Heat prints what is left of its graph ({TestResource "r0": {...}}), whose
+    # order is a Python set's.  Each resource of hotplay's cycle must be in Heat's.
+    prefix = "Circular Dependency Found: "
+    for mine, theirs in zip(hotplay, heat):
+        if mine["verdict"] == theirs["verdict"] == "refused" and prefix in mine["error"]:
+            mentioned = set(re.findall(r'"([^"]+)"', core(theirs["error"])))
+            cycle = core(mine["error"]).removeprefix(prefix).split(" --> ")
+            return (len(hotplay) == len(heat) and core(theirs["error"]).startswith(prefix)
+                    and set(cycle) <= mentioned)
+    return False
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
     "hidden-in-messages": _hidden_in_messages,
     "malformed-request": _malformed_request,
+    "cycle-named": _cycle_named,
 }
 
 

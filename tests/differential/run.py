@@ -84,7 +84,7 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     blamed = re.search(r"resources\.([^.: \[]+)", reference[index]["error"])
     step = case if index == 0 else case["update"]
     resources = step["template"]["resources"]
-    if blamed is None or blamed.group(1) not in resources:
+    if "resource-order" not in keys or blamed is None or blamed.group(1) not in resources:
         return first[0], first[1], mine
     name = blamed.group(1)
     reordered = copy.deepcopy(case)
@@ -94,7 +94,7 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     again = hotplay.run(reordered)
     found, diffs = verdict(reordered, again, reference, keys)
     if found == "same":
-        return "same (Heat's random order of independent resources)", [], again
+        return "documented:resource-order", first[1], again
     return first[0], first[1], mine
 
 
