@@ -313,4 +313,3 @@ def test_a_renamed_alias_of_the_same_template_updates_in_place(stack, tmp_path):
     assert {r["name"]: r["physical_id"] for r in first["resources"]} == {
         r["name"]: r["physical_id"] for r in second["resources"]}
     assert [r["type"] for r in second["resources"] if r["name"] == "r"] == ["Diff::Renamed"]
-
