@@ -61,6 +61,16 @@ class InvalidAttribute(StackValidationFailed):
     read (Heat's ``InvalidTemplateAttribute``: a provider template's missing output)."""
 
 
+class TemplateOutputError(HotplayError):
+    """``get_attr`` of a nested stack's output that failed (Heat's
+    ``TemplateOutputError``, raised by ``StackResource.get_output``)."""
+
+    @classmethod
+    def of(cls, resource: str, output: str, message: str) -> "TemplateOutputError":
+        """Heat's wording: the resource, its output and that output's error."""
+        return cls(f"Error in {resource} output {output}: {message}")
+
+
 class ResourceFailure(HotplayError):
     """A resource action failed; ``message`` carries Heat's wording."""
 

@@ -33,6 +33,8 @@ _INNER_LOCATION = re.compile(r"(Property error: )(?:(?:resources)(?:\.[^ :]+)*|(
 _PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:\.[^ :]+)*|"
                     r"(?:get_attr|get_resource|get_param|list_join|str_replace|str_split|repeat|"
                     r"map_merge|if)): ")
+# A provider's failing output read through get_attr: hotplay names the place in it.
+_NESTED_OUTPUT = re.compile(r"(Error in [^ ]+ output [^ :]+: )outputs\.[^ :]+: ")
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -59,7 +61,7 @@ def core(message: str) -> str:
         previous, text = text, _LOCATION.sub("", text)
         if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
             text = _PIECE.sub("", text)
-    return _INNER_LOCATION.sub(r"\1", text)
+    return _NESTED_OUTPUT.sub(r"\1", _INNER_LOCATION.sub(r"\1", text))
 
 
 def tokenised(value: Any, ids: dict[str, str]) -> Any:
@@ -196,11 +198,27 @@ def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
                for mine, theirs in zip(hotplay, heat))
 
 
+def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                 heat: list[dict[str, Any]]) -> bool:
+    # Both refuse a dependency cycle: hotplay names the cycle ("r0 --> r1 --> r0"),
+    # Heat prints what is left of its graph ({TestResource "r0": {...}}), whose
+    # order is a Python set's.  Each resource of hotplay's cycle must be in Heat's.
+    prefix = "Circular Dependency Found: "
+    for mine, theirs in zip(hotplay, heat):
+        if mine["verdict"] == theirs["verdict"] == "refused" and prefix in mine["error"]:
+            mentioned = set(re.findall(r'"([^"]+)"', core(theirs["error"])))
+            cycle = core(mine["error"]).removeprefix(prefix).split(" --> ")
+            return (len(hotplay) == len(heat) and core(theirs["error"]).startswith(prefix)
+                    and set(cycle) <= mentioned)
+    return False
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
     "hidden-in-messages": _hidden_in_messages,
     "malformed-request": _malformed_request,
+    "cycle-named": _cycle_named,
 }
 
 

@@ -81,12 +81,14 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     if index < 0 or len(mine) != len(reference) or not all(
             s["verdict"] == "refused" for s in (mine[index], reference[index])):
         return first[0], first[1], mine
-    blamed = re.search(r"resources\.([^.: \[]+)", reference[index]["error"])
+    # Heat names the resource in the place ("resources.r1.properties") or, for a
+    # reference to a resource that does not exist, in brackets ("(in r1)").
+    blamed = re.search(r"resources\.([^.: \[]+)|\(in ([^)\s]+)\) is incorrect", reference[index]["error"])
     step = case if index == 0 else case["update"]
     resources = step["template"]["resources"]
-    if blamed is None or blamed.group(1) not in resources:
+    name = (blamed.group(1) or blamed.group(2)) if blamed else None
+    if "resource-order" not in keys or name not in resources:
         return first[0], first[1], mine
-    name = blamed.group(1)
     reordered = copy.deepcopy(case)
     target = reordered if index == 0 else reordered["update"]
     target["template"]["resources"] = {name: resources[name], **{
@@ -94,7 +96,7 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     again = hotplay.run(reordered)
     found, diffs = verdict(reordered, again, reference, keys)
     if found == "same":
-        return "same (Heat's random order of independent resources)", [], again
+        return "documented:resource-order", first[1], again
     return first[0], first[1], mine
 
 

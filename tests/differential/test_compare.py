@@ -57,3 +57,15 @@ def test_error_text_compares_without_file_and_places():
         core("Property error: resources.r.properties.value: Items to join must be string")
     assert core("outputs.o.value.str_replace: params.x.list_join: [1][1].get_attr: The Referenced "
                 "Attribute (r nope) is incorrect.") == "The Referenced Attribute (r nope) is incorrect."
+
+
+def test_a_cycle_is_forgiven_only_when_heat_names_its_resources():
+    mine = [{"verdict": "refused", "error": "/t.yaml: Circular Dependency Found: r0 --> r1 --> r0"}]
+    theirs = [{"verdict": "refused", "error": 'Circular Dependency Found: {TestResource "r1": '
+               '{TestResource "r0"}, TestResource "r0": {TestResource "r1"}}'}]
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "documented:cycle-named"
+    elsewhere = [{"verdict": "refused", "error": 'Circular Dependency Found: {TestResource "r2": '
+                  '{TestResource "r2"}}'}]
+    assert verdict(CASE, mine, elsewhere, documented_keys())[0] == "diverged"
+    not_a_cycle = [{"verdict": "refused", "error": '"r0" "r1" is not a map'}]
+    assert verdict(CASE, mine, not_a_cycle, documented_keys())[0] == "diverged"

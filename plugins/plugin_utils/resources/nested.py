@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import HotplayError, InvalidAttribute, Paused, StackValidationFailed
+from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFailed,
+                      TemplateOutputError)
 
 from ..language.template.loader import TemplateSource, load_template_yaml
 from .base import (
@@ -165,6 +166,12 @@ class NestedStackResource(Resource):
             return {}
         return self.runtime.store.get_stack(state.nested_stack_id).outputs
 
+    def output_errors(self, state: ResourceState) -> Mapping[str, str]:
+        """The child stack's failing outputs and their errors."""
+        if not state.nested_stack_id:
+            return {}
+        return self.runtime.store.get_stack(state.nested_stack_id).output_errors
+
     def members(self, state: ResourceState) -> list[tuple[str, ResourceState]]:
         """The child stack's resources, in template order."""
         if not state.nested_stack_id:
@@ -230,6 +237,9 @@ class TemplateResource(NestedStackResource):
             # (TemplateResource overrides get_attribute): an output error, or the
             # stack fails before the resource that reads it starts.
             raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
+        failed = self.output_errors(state).get(name)
+        if failed is not None:
+            raise TemplateOutputError.of(self.name, name, failed)
         return self.outputs(state).get(name)
 
     def reference_id(self, state: ResourceState) -> Any:

@@ -253,20 +253,32 @@ MISSING_OUTPUT_PROVIDER = {"prov.yaml": """\
       inner: {type: OS::Heat::None}
     outputs:
       a: {value: 1}
+      broken: {value: {str_split: [',', 'a,b', 5]}}
     """}
 
 
-def test_a_missing_provider_output_read_by_an_output_is_an_output_error(stack):
+@pytest.mark.parametrize("attribute, error", [
     # Heat: CREATE_COMPLETE; output_error "The Referenced Attribute (c absent) is incorrect."
+    ("absent", "The Referenced Attribute (c absent) is incorrect."),
+    # Heat: CREATE_COMPLETE; the provider's own output error, through get_attr
+    # (StackResource.get_output raises TemplateOutputError): "Error in c output broken:
+    # Incorrect index to "str_split" should be between 0 and 1".  hotplay names the
+    # place in the provider too (docs/heat-differences.md, error-location).
+    ("broken", 'Error in c output broken: outputs.broken.value.str_split: '
+               'Incorrect index to "str_split" should be between 0 and 1'),
+])
+def test_a_provider_output_read_by_an_output_is_an_output_error(stack, attribute, error):
     result = stack.apply("""\
         heat_template_version: 2018-08-31
         resources:
           c: {type: prov.yaml}
         outputs:
-          o: {value: {get_attr: [c, absent]}}
-        """, MISSING_OUTPUT_PROVIDER)
+          o: {value: {get_attr: [c, %s]}}
+          merged: {value: {map_merge: [{k: {get_attr: [c, %s]}}, {}]}}
+        """ % (attribute, attribute), MISSING_OUTPUT_PROVIDER)
     assert result["stack_status"] == "CREATE_COMPLETE"
-    assert result["output_errors"] == {"o": "The Referenced Attribute (c absent) is incorrect."}
+    assert result["output_errors"]["o"] == error
+    assert result["output_errors"]["merged"].endswith(error)
 
 
 def test_a_missing_provider_output_read_by_a_property_fails_the_stack(stack):
