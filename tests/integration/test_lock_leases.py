@@ -10,7 +10,9 @@
    the lease has run out.
 3. SQLite: a job on the same hostname but in another PID namespace cannot steal a
    live job's lock.
-4. A job whose lease was taken over while it was frozen stops before acting again.
+4. A job whose lease was taken over while it was frozen stops before acting again;
+   what its module was making when it froze, finished after the takeover, is
+   recorded (retired) by the run that took over, and deleted by the next run.
 5. ``hotplay.stacks.stack_lock`` shows the lock and breaks it, with an event.
 
 "Another host" is made with ``unshare`` (root): its own UTS and PID namespaces,
@@ -68,7 +70,8 @@ class Job:
     own when ``host`` is given), its result read back from a dump file."""
 
     def __init__(self, folder: Path, name: str, store: str, version: str, wait: float = 0,
-                 lock_timeout: int = 0, host: str | None = None, own_pids: bool = False) -> None:
+                 lock_timeout: int = 0, host: str | None = None, own_pids: bool = False,
+                 library: Path | None = None) -> None:
         self.folder, self.name = folder, name
         self.dump = folder / f"{name}.json"
         play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
@@ -87,7 +90,10 @@ class Job:
                        'hostname "$0" && exec "$@"', host, *command]
         elif own_pids:  # a container sharing the host's hostname (UTS namespace)
             command = ["unshare", "--pid", "--fork", "--mount-proc", *command]
-        self.process = subprocess.Popen(command, cwd=folder, env=_environment(), text=True,
+        environment = _environment()
+        if library is not None:
+            environment["ANSIBLE_LIBRARY"] = str(library)
+        self.process = subprocess.Popen(command, cwd=folder, env=environment, text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         start_new_session=True)
 
@@ -226,6 +232,119 @@ def test_a_frozen_job_whose_lease_was_taken_over_stops_before_acting(folder):
             for name, status, properties in rows] == [("marker", "COMPLETE", "marker-b"),
                                                       ("slow", "COMPLETE", "b")]
     assert _sqlite(folder, "SELECT status FROM stacks WHERE name = 'web'") == [("COMPLETE",)]
+
+
+# A module that asks "a cloud" to make a file and waits for it: the cloud (a process
+# of its own, outside the job, as a real cloud is) makes it once the test lets it
+# (the file ``go-NAME`` beside the files).  So the thing is finished after the job that
+# asked for it lost its lock, whatever the job's own processes do meanwhile.
+CLOUD_FILE_MODULE = """\
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        'path': {'type': 'str', 'required': True}, 'content': {'type': 'str', 'default': ''},
+        'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']}})
+    path = module.params['path']
+    if module.params['state'] == 'absent':
+        if os.path.exists(path):
+            os.unlink(path)
+        module.exit_json(changed=True)
+    go = os.path.join(os.path.dirname(os.path.dirname(path)), 'go-' + os.path.basename(path))
+    if os.fork() == 0:  # the cloud: detached twice, so it is no process of the job
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for descriptor in (0, 1, 2):
+                os.dup2(null, descriptor)
+            while not os.path.exists(go):
+                time.sleep(0.1)
+            with open(path, 'w') as made:
+                made.write(module.params['content'])
+        os._exit(0)
+    os.close(os.open(go.replace('go-', 'asked-'), os.O_CREAT | os.O_WRONLY, 0o600))
+    while not os.path.exists(path):
+        time.sleep(0.1)
+    module.exit_json(changed=True, path=path)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+CLOUD_TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      dir: {type: string}
+      version: {type: string}
+      wait: {type: number, default: 0}
+    resources:
+      made:     # made by "the cloud"; replaced by another version (its name changes)
+        type: Hotplay::Ansible::Module
+        properties:
+          module: ansible.legacy.cloud_file
+          args:
+            path: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
+            content: {get_param: version}
+          delete_module: ansible.legacy.cloud_file
+          delete_args:
+            path: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
+            state: absent
+    """
+
+MADE_ROWS = ("SELECT r.action, r.status, r.physical_id, r.retired_in FROM resources r"
+             " JOIN stacks s ON s.id = r.stack_id WHERE s.name = 'web' ORDER BY r.retired_in")
+
+
+def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder):
+    library = folder / "library"
+    library.mkdir()
+    (library / "cloud_file.py").write_text(CLOUD_FILE_MODULE)
+    write_template(folder, "web.yaml", CLOUD_TEMPLATE)
+    for name in ("made-a", "made-c"):  # made at once; made-b only when the test says
+        (folder / f"go-{name}").touch()
+    store = f"sqlite:///{folder / 'store.db'}?lock_lease=2&lock_renew=0.5"
+    assert Job(folder, "first", store, "a", library=library).result()["stack_status"] == "CREATE_COMPLETE"
+    late = str(folder / "files" / "made-b")
+    frozen = Job(folder, "frozen", store, "b", library=library)
+    try:
+        # Frozen once its module has asked the cloud for made-b and waits for it.
+        wait_until(lambda: (folder / "asked-made-b").exists(), 120, "the frozen job to ask for made-b")
+        assert ("CREATE", "IN_PROGRESS", late, 0) in _sqlite(folder, MADE_ROWS)  # claimed first
+        frozen.signal(signal.SIGSTOP)
+        taker = Job(folder, "taker", store, "c", lock_timeout=30, library=library).result()
+        assert not taker["failed"], taker["msg"]
+        assert _files(folder) == {"made-c": "c"}
+        # The cloud finishes what the frozen job asked for: after the takeover.
+        (folder / "go-made-b").touch()
+        wait_until(lambda: os.path.exists(late), 30, "the cloud to make made-b")
+        # Not untracked: the taker kept the frozen job's claim, retired and deleted once.
+        rows = _sqlite(folder, MADE_ROWS)
+        assert ("CREATE", "COMPLETE", str(folder / "files" / "made-c"), 0) in rows, rows
+        assert [r for r in rows if r[2] == late and r[3] > 0] == [("DELETE", "COMPLETE", late, 3)], rows
+        frozen.signal(signal.SIGCONT)
+        woken = frozen.result()
+    finally:
+        if frozen.process.poll() is None:
+            frozen.kill()
+    assert woken["failed"] and woken["msg"].startswith("lost the lock on stack web: taken over by "), woken
+    [event] = [e for e in taker["events"] if e["action"] == "LOCK"]
+    assert event["status"] == "TAKEN_OVER" and event["resource_name"] == "web"
+    assert re.match(r"^Lock taken over by ansible-playbook \(\S+, task 'Apply web as taker'\) \(pid \d+ "
+                    r"on \S+, token 3\) from ansible-playbook \(\S+, task 'Apply web as frozen'\) "
+                    rf"\(pid \d+ on \S+, since {STAMP}\), token 2: its lease ran out at {STAMP}$",
+                    event["reason"]), event["reason"]
+    # The next run deletes the late thing, and only then forgets it.
+    again = Job(folder, "again", store, "c", library=library).result()
+    assert again["changed"] and not again["failed"], again
+    assert _files(folder) == {"made-c": "c"}
+    assert [r[:3] for r in _sqlite(folder, MADE_ROWS)] == [("CREATE", "COMPLETE", str(folder / "files" / "made-c"))]
+    settled = Job(folder, "settled", store, "c", library=library).result()
+    assert not settled["changed"], settled
 
 
 def test_stack_lock_shows_the_holder_and_breaks_the_lock_with_an_event(folder):
