@@ -347,6 +347,55 @@ def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder
     assert not settled["changed"], settled
 
 
+HOLD_THE_WRITE_LOCK = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute('BEGIN IMMEDIATE')
+db.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+print('inside', flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_job_stopped_inside_a_sqlite_write_is_named_not_a_raw_database_is_locked(folder):
+    """A job frozen inside a write keeps SQLite's lock on the whole store file, which
+    no lease takes over: the store still opens and is read (the operator can look),
+    and a run that must write fails, after SQLite's busy timeout (30 s), naming the
+    store and the process, and saying what to do.  Once it is gone, runs go on."""
+    store = f"sqlite:///{folder / 'store.db'}?{SHORT_LEASE}"
+    assert Job(folder, "first", store, "a").result()["stack_status"] == "CREATE_COMPLETE"
+    frozen = subprocess.Popen([sys.executable, "-c", HOLD_THE_WRITE_LOCK, str(folder / "store.db")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert frozen.stdout.readline() == "inside\n"
+        os.kill(frozen.pid, signal.SIGSTOP)
+        looked, blocked = folder / "looked.json", Job(folder, "blocked", store, "b")
+        done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", "/dev/stdin"],
+                              input=yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+                                  {"hotplay.stacks.stack_lock": {"name": "web", "store": store},
+                                   "register": "lock"},
+                                  {"ansible.builtin.copy": {"dest": str(looked), "mode": "0600",
+                                                            "content": "{{ lock | to_json }}"}}]}]),
+                              cwd=folder, env=_environment(), capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stdout
+        assert json.loads(looked.read_text())["lock"]["token"] == 1  # read while the write is held
+        refused = blocked.result()
+    finally:
+        frozen.kill()
+        frozen.wait()
+    assert refused["failed"] and not refused["changed"]
+    assert re.match(rf"^the store {re.escape(str(folder / 'store.db'))} is locked: process {frozen.pid} on "
+                    r"this host has held the store's write lock for over 30 s without finishing its write: "
+                    r"a job stopped or hung inside a write \(a paused VM, SIGSTOP, a hung file system\)\. "
+                    r"This is SQLite's lock on the whole store file, not a stack's lock: "
+                    r"hotplay\.stacks\.stack_lock cannot break it\. Stop that process, or let it go on; its "
+                    r"unfinished write is rolled back, and then the store is free$", refused["msg"]), refused["msg"]
+    assert _files(folder) == {"marker-a": "a"}
+    assert Job(folder, "after", store, "b").result()["stack_status"] == "UPDATE_COMPLETE"
+    assert _files(folder) == {"marker-b": "b"}
+
+
 def test_stack_lock_shows_the_holder_and_breaks_the_lock_with_an_event(folder):
     store = f"sqlite:///{folder / 'store.db'}?{SHORT_LEASE}"
     hung = Job(folder, "hung", store, "a", wait=600, host="job-a")
