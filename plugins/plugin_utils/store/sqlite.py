@@ -39,7 +39,7 @@ DIALECT = Dialect(
     false="0",
     true="1",
     serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
-    # Version 1's locks table (no longer used: leases replace it).
+    # Version 1's locks table (made by version 1, dropped by version 4).
     lock_owner="pid_start TEXT NOT NULL",
     live="deleted = 0",
     text_order="",  # SQLite's default collation is byte order already
@@ -77,7 +77,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     for _version, statements in DIALECT.schema():
         db.executescript(statements)
     # The tables above are created when missing, so an older file is at the
-    # newest version now (2: the stack_keys table of secrets; 3: leases).
+    # newest version now (2: the stack_keys table of secrets; 3: leases; 4: no locks).
     db.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
         " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
@@ -86,11 +86,13 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 def _missing_objects(db: sqlite3.Connection) -> bool:
-    """Whether a table or index of the schema is missing (read, not written)."""
-    wanted = set(re.findall(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-                            "\n".join(text for _version, text in DIALECT.schema())))
+    """Whether a table or index of the schema is missing, or one it dropped is
+    there (read, not written)."""
+    statements = "\n".join(text for _version, text in DIALECT.schema())
+    made = set(re.findall(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)", statements))
+    dropped = set(re.findall(r"DROP (?:TABLE|INDEX) IF EXISTS (\w+)", statements))
     present = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    return bool(wanted - present)
+    return bool(made - dropped - present) or bool(dropped & present)
 
 
 def _refuse_unless_store(db: sqlite3.Connection, path: str) -> int:
