@@ -41,12 +41,14 @@ from processes import descendants, kill_tree, wait_until
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
 from pg_backends import pg_server, pg_url  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
 
-TEMPLATE = """\
+PARAMETERS = """\
     heat_template_version: 2018-08-31
     parameters:
       dir: {type: string}
       version: {type: string}
       wait: {type: number, default: 0}
+"""
+TEMPLATE = PARAMETERS + """\
     resources:
       slow:
         type: OS::Heat::TestResource
@@ -276,24 +278,17 @@ if __name__ == '__main__':
     main()
 """
 
-CLOUD_TEMPLATE = """\
-    heat_template_version: 2018-08-31
-    parameters:
-      dir: {type: string}
-      version: {type: string}
-      wait: {type: number, default: 0}
+CLOUD_TEMPLATE = PARAMETERS + """\
     resources:
       made:     # made by "the cloud"; replaced by another version (its name changes)
         type: Hotplay::Ansible::Module
         properties:
           module: ansible.legacy.cloud_file
           args:
-            path: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
+            path: &made_path {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
             content: {get_param: version}
           delete_module: ansible.legacy.cloud_file
-          delete_args:
-            path: {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
-            state: absent
+          delete_args: {path: *made_path, state: absent}
     """
 
 MADE_ROWS = ("SELECT r.action, r.status, r.physical_id, r.retired_in FROM resources r"
