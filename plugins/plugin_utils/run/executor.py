@@ -410,10 +410,14 @@ class StackRun:
         before it froze can finish now and make the thing it claimed (the claim is
         recorded before acting).  Each resource it left being created under a
         claimed name or id is kept, retired, so this run deletes that thing, and
-        the next run deletes it again and only then forgets it (left_by_lost_run)."""
+        the next run deletes it again and only then forgets it (left_by_lost_run).
+        A name already retired in this revision (a paused revision resumed) is left
+        to the usual replacement: a revision keeps one retired row per name."""
+        taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
+                 if stored.retired_in == self.options.revision}
         for name, record in list(self.records.items()):
             if (record.action, record.status) == ("CREATE", "IN_PROGRESS") and record.physical_id \
-                    and not record.nested_stack_id:
+                    and not record.nested_stack_id and name not in taken:
                 self.store.retire_resource(self.stack.id, name, self.options.revision)
                 with self._states_lock:
                     del self.records[name]
@@ -606,7 +610,7 @@ class StackRun:
 
     def _retired_candidates(self, defn: ResourceDefinition, properties: dict[str, Any]) -> list[StoredResource]:
         """Retired resources of this name that are what ``defn`` needs, newest first.
-        None when this run retired one of the name that a stopped run left acting:
+        Empty when this run retired one of the name that a stopped run left acting:
         swapping back would retire over that record (one per name and revision)."""
         retired = self.store.retired_resources(self.stack.id)
         if any(stored.state.name == defn.name and stored.retired_in == self.options.revision

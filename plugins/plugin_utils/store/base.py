@@ -186,7 +186,7 @@ class LeaseRecord:
 # The note of a lease broken by an operator: "broken: <reason>".
 BROKEN_NOTE = "broken: "
 # The note of a lease taken from a run that had not released it (its lease ran
-# out, or its process is gone): "took over from <holder>: <why>".
+# out, or its process is gone): "took over from <holder>, token <n>: <why>".
 TAKEOVER_NOTE = "took over from "
 
 
