@@ -308,7 +308,7 @@ def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder
     frozen = Job(folder, "frozen", store, "b", library=library)
     try:
         # Frozen once its module has asked the cloud for made-b and waits for it.
-        wait_until(lambda: (folder / "asked-made-b").exists(), 120, "the frozen job to ask for made-b")
+        wait_until((folder / "asked-made-b").exists, 120, "the frozen job to ask for made-b")
         assert ("CREATE", "IN_PROGRESS", late, 0) in _sqlite(folder, MADE_ROWS)  # claimed first
         frozen.signal(signal.SIGSTOP)
         taker = Job(folder, "taker", store, "c", lock_timeout=30, library=library).result()
