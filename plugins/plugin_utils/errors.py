@@ -110,6 +110,11 @@ class StoreError(HotplayError):
     """The store cannot be opened or used."""
 
 
+class StoreBusy(StoreError):
+    """Another process holds the whole store's write lock (SQLite) and has not let
+    go within the busy timeout: a job stopped or hung inside a write."""
+
+
 class Paused(Exception):
     """Raised by work that waits for a person (a hook): the node is not done, what
     depends on it waits, and everything else goes on."""

@@ -10,7 +10,9 @@
    the lease has run out.
 3. SQLite: a job on the same hostname but in another PID namespace cannot steal a
    live job's lock.
-4. A job whose lease was taken over while it was frozen stops before acting again.
+4. A job whose lease was taken over while it was frozen stops before acting again;
+   what its module was making when it froze, finished after the takeover, is
+   recorded (retired) by the run that took over, and deleted by the next run.
 5. ``hotplay.stacks.stack_lock`` shows the lock and breaks it, with an event.
 
 "Another host" is made with ``unshare`` (root): its own UTS and PID namespaces,
@@ -39,12 +41,14 @@ from processes import descendants, kill_tree, wait_until
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
 from pg_backends import pg_server, pg_url  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
 
-TEMPLATE = """\
+PARAMETERS = """\
     heat_template_version: 2018-08-31
     parameters:
       dir: {type: string}
       version: {type: string}
       wait: {type: number, default: 0}
+"""
+TEMPLATE = PARAMETERS + """\
     resources:
       slow:
         type: OS::Heat::TestResource
@@ -68,7 +72,8 @@ class Job:
     own when ``host`` is given), its result read back from a dump file."""
 
     def __init__(self, folder: Path, name: str, store: str, version: str, wait: float = 0,
-                 lock_timeout: int = 0, host: str | None = None, own_pids: bool = False) -> None:
+                 lock_timeout: int = 0, host: str | None = None, own_pids: bool = False,
+                 library: Path | None = None) -> None:
         self.folder, self.name = folder, name
         self.dump = folder / f"{name}.json"
         play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
@@ -87,7 +92,10 @@ class Job:
                        'hostname "$0" && exec "$@"', host, *command]
         elif own_pids:  # a container sharing the host's hostname (UTS namespace)
             command = ["unshare", "--pid", "--fork", "--mount-proc", *command]
-        self.process = subprocess.Popen(command, cwd=folder, env=_environment(), text=True,
+        environment = _environment()
+        if library is not None:
+            environment["ANSIBLE_LIBRARY"] = str(library)
+        self.process = subprocess.Popen(command, cwd=folder, env=environment, text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         start_new_session=True)
 
@@ -170,7 +178,7 @@ def test_a_job_killed_on_another_host_loses_its_lock_when_its_lease_runs_out(fol
     assert time.time() >= expires  # taken over only once the victim's lease had run out
     [(note,)] = _sqlite(folder, "SELECT note FROM leases WHERE stack_name = 'web'")
     assert re.match(r"^took over from ansible-playbook .*'Apply web as victim'\) \(pid \d+ on job-a, "
-                    rf"since {STAMP}\): its lease ran out at {STAMP}$", note), note
+                    rf"since {STAMP}\), token 1: its lease ran out at {STAMP}$", note), note
 
 
 def test_a_live_job_in_another_pid_namespace_with_the_same_hostname_keeps_its_lock(folder):
@@ -226,6 +234,161 @@ def test_a_frozen_job_whose_lease_was_taken_over_stops_before_acting(folder):
             for name, status, properties in rows] == [("marker", "COMPLETE", "marker-b"),
                                                       ("slow", "COMPLETE", "b")]
     assert _sqlite(folder, "SELECT status FROM stacks WHERE name = 'web'") == [("COMPLETE",)]
+
+
+# A module that asks "a cloud" to make a file and waits for it: the cloud (a process
+# of its own, outside the job, as a real cloud is) makes it once the test lets it
+# (the file ``go-NAME`` beside the files).  So the thing is finished after the job that
+# asked for it lost its lock, whatever the job's own processes do meanwhile.
+CLOUD_FILE_MODULE = """\
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        'path': {'type': 'str', 'required': True}, 'content': {'type': 'str', 'default': ''},
+        'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']}})
+    path = module.params['path']
+    if module.params['state'] == 'absent':
+        if os.path.exists(path):
+            os.unlink(path)
+        module.exit_json(changed=True)
+    go = os.path.join(os.path.dirname(os.path.dirname(path)), 'go-' + os.path.basename(path))
+    if os.fork() == 0:  # the cloud: detached twice, so it is no process of the job
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for descriptor in (0, 1, 2):
+                os.dup2(null, descriptor)
+            while not os.path.exists(go):
+                time.sleep(0.1)
+            with open(path, 'w') as made:
+                made.write(module.params['content'])
+        os._exit(0)
+    os.close(os.open(go.replace('go-', 'asked-'), os.O_CREAT | os.O_WRONLY, 0o600))
+    while not os.path.exists(path):
+        time.sleep(0.1)
+    module.exit_json(changed=True, path=path)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+CLOUD_TEMPLATE = PARAMETERS + """\
+    resources:
+      made:     # made by "the cloud"; replaced by another version (its name changes)
+        type: Hotplay::Ansible::Module
+        properties:
+          module: ansible.legacy.cloud_file
+          args:
+            path: &made_path {list_join: ["/", [{get_param: dir}, {list_join: ["-", [made, {get_param: version}]]}]]}
+            content: {get_param: version}
+          delete_module: ansible.legacy.cloud_file
+          delete_args: {path: *made_path, state: absent}
+    """
+
+MADE_ROWS = ("SELECT r.action, r.status, r.physical_id, r.retired_in FROM resources r"
+             " JOIN stacks s ON s.id = r.stack_id WHERE s.name = 'web' ORDER BY r.retired_in")
+
+
+def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder):
+    library = folder / "library"
+    library.mkdir()
+    (library / "cloud_file.py").write_text(CLOUD_FILE_MODULE)
+    write_template(folder, "web.yaml", CLOUD_TEMPLATE)
+    for name in ("made-a", "made-c"):  # made at once; made-b only when the test says
+        (folder / f"go-{name}").touch()
+    store = f"sqlite:///{folder / 'store.db'}?lock_lease=2&lock_renew=0.5"
+    assert Job(folder, "first", store, "a", library=library).result()["stack_status"] == "CREATE_COMPLETE"
+    late = str(folder / "files" / "made-b")
+    frozen = Job(folder, "frozen", store, "b", library=library)
+    try:
+        # Frozen once its module has asked the cloud for made-b and waits for it.
+        wait_until((folder / "asked-made-b").exists, 120, "the frozen job to ask for made-b")
+        assert ("CREATE", "IN_PROGRESS", late, 0) in _sqlite(folder, MADE_ROWS)  # claimed first
+        frozen.signal(signal.SIGSTOP)
+        taker = Job(folder, "taker", store, "c", lock_timeout=30, library=library).result()
+        assert not taker["failed"], taker["msg"]
+        assert _files(folder) == {"made-c": "c"}
+        # The cloud finishes what the frozen job asked for: after the takeover.
+        (folder / "go-made-b").touch()
+        wait_until(lambda: os.path.exists(late), 30, "the cloud to make made-b")
+        # Not untracked: the taker kept the frozen job's claim, retired and deleted once.
+        rows = _sqlite(folder, MADE_ROWS)
+        assert ("CREATE", "COMPLETE", str(folder / "files" / "made-c"), 0) in rows, rows
+        assert [r for r in rows if r[2] == late and r[3] > 0] == [("DELETE", "COMPLETE", late, 3)], rows
+        frozen.signal(signal.SIGCONT)
+        woken = frozen.result()
+    finally:
+        if frozen.process.poll() is None:
+            frozen.kill()
+    assert woken["failed"] and woken["msg"].startswith("lost the lock on stack web: taken over by "), woken
+    [event] = [e for e in taker["events"] if e["action"] == "LOCK"]
+    assert event["status"] == "TAKEN_OVER" and event["resource_name"] == "web"
+    assert re.match(r"^Lock taken over by ansible-playbook \(\S+, task 'Apply web as taker'\) \(pid \d+ "
+                    r"on \S+, token 3\) from ansible-playbook \(\S+, task 'Apply web as frozen'\) "
+                    rf"\(pid \d+ on \S+, since {STAMP}\), token 2: its lease ran out at {STAMP}$",
+                    event["reason"]), event["reason"]
+    # The next run deletes the late thing, and only then forgets it.
+    again = Job(folder, "again", store, "c", library=library).result()
+    assert again["changed"] and not again["failed"], again
+    assert _files(folder) == {"made-c": "c"}
+    assert [r[:3] for r in _sqlite(folder, MADE_ROWS)] == [("CREATE", "COMPLETE", str(folder / "files" / "made-c"))]
+    settled = Job(folder, "settled", store, "c", library=library).result()
+    assert not settled["changed"], settled
+
+
+HOLD_THE_WRITE_LOCK = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute('BEGIN IMMEDIATE')
+db.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+print('inside', flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_job_stopped_inside_a_sqlite_write_is_named_not_a_raw_database_is_locked(folder):
+    """A job frozen inside a write keeps SQLite's lock on the whole store file, which
+    no lease takes over: the store still opens and is read (the operator can look),
+    and a run that must write fails, after SQLite's busy timeout (30 s), naming the
+    store and the process, and saying what to do.  Once it is gone, runs go on."""
+    store = f"sqlite:///{folder / 'store.db'}?{SHORT_LEASE}"
+    assert Job(folder, "first", store, "a").result()["stack_status"] == "CREATE_COMPLETE"
+    frozen = subprocess.Popen([sys.executable, "-c", HOLD_THE_WRITE_LOCK, str(folder / "store.db")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert frozen.stdout.readline() == "inside\n"
+        os.kill(frozen.pid, signal.SIGSTOP)
+        looked, blocked = folder / "looked.json", Job(folder, "blocked", store, "b")
+        done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", "/dev/stdin"],
+                              input=yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+                                  {"hotplay.stacks.stack_lock": {"name": "web", "store": store},
+                                   "register": "lock"},
+                                  {"ansible.builtin.copy": {"dest": str(looked), "mode": "0600",
+                                                            "content": "{{ lock | to_json }}"}}]}]),
+                              cwd=folder, env=_environment(), capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stdout
+        assert json.loads(looked.read_text())["lock"]["token"] == 1  # read while the write is held
+        refused = blocked.result()
+    finally:
+        frozen.kill()
+        frozen.wait()
+    assert refused["failed"] and not refused["changed"]
+    assert re.match(rf"^the store {re.escape(str(folder / 'store.db'))} is locked: process {frozen.pid} on "
+                    r"this host has held the store's write lock for over 30 s without finishing its write: "
+                    r"a job stopped or hung inside a write \(a paused VM, SIGSTOP, a hung file system\)\. "
+                    r"This is SQLite's lock on the whole store file, not a stack's lock: "
+                    r"hotplay\.stacks\.stack_lock cannot break it\. Stop that process, or let it go on; its "
+                    r"unfinished write is rolled back, and then the store is free$", refused["msg"]), refused["msg"]
+    assert _files(folder) == {"marker-a": "a"}
+    assert Job(folder, "after", store, "b").result()["stack_status"] == "UPDATE_COMPLETE"
+    assert _files(folder) == {"marker-b": "b"}
 
 
 def test_stack_lock_shows_the_holder_and_breaks_the_lock_with_an_event(folder):

@@ -23,7 +23,7 @@ from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdenti
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import resolve
 from .graph import topological_order
-from .update_rules import UNCHANGED, UPDATED, Known, decide, external_id_change, is_new
+from .update_rules import UNCHANGED, UPDATED, Known, decide, external_id_change, is_new, left_by_lost_run
 from ..resources.base import Resource, ResourceState
 from ..resources.nested import NestedStackResource
 from ..resources.runtime import RuntimeContext
@@ -264,8 +264,18 @@ class _Previewer:
                 if name not in self.definition.resources:
                     where = "the nested stack's definition" if self.prefix else "the template"
                     self._deleted(name, state, f"removed from {where}")
+            self._left_by_lost_run()
         finally:
             scope.on_unknown = lambda name: None
+
+    def _left_by_lost_run(self) -> None:
+        """What a run that stopped was making, kept retired: deleted (again)."""
+        for stored in self.store.retired_resources(self.stack_run.stack.id):
+            if left_by_lost_run(stored.state):
+                self.plan.changes.append(Change(
+                    self.prefix + stored.state.name, "deleted", stored.state.type,
+                    f"left acting by a run that stopped ({stored.state.physical_id}), "
+                    f"retired in revision {stored.retired_in}", dict(stored.state.properties), None))
 
     # -- what other resources see --------------------------------------------------
     def _live(self, name: str) -> Any:
@@ -373,7 +383,8 @@ class _Previewer:
                              key=lambda r: -r.retired_in):
             old = stored.state
             if (old.name != defn.name or old.implementation != defn.implementation
-                    or old.status != "COMPLETE" or dict(old.properties) != dict(after)):
+                    or old.status != "COMPLETE" or left_by_lost_run(old)
+                    or dict(old.properties) != dict(after)):
                 continue
             if handler.check_healthy(old):
                 return "replaced", (f"swaps back {old.physical_id}, replaced in revision "

@@ -57,6 +57,18 @@ def is_new(record: ResourceState | None) -> bool:
         record.action == "DELETE" and record.status == "COMPLETE")
 
 
+# The status reason of a retired resource that a run left acting when it
+# stopped, deleted once and kept for the next run to delete again.
+KEPT_AFTER_LOST_RUN = ("deleted; kept until the next run deletes it again: the run that "
+                       "stopped while making it may still finish it")
+
+
+def left_by_lost_run(retired: ResourceState) -> bool:
+    """A retired resource that a stopped run left acting (IN_PROGRESS), or kept
+    after its first deletion: never swapped back, always deleted again."""
+    return retired.status == "IN_PROGRESS" or retired.status_reason == KEPT_AFTER_LOST_RUN
+
+
 def is_unhealthy(state: ResourceState) -> bool:
     return state.action == "CHECK" and state.status == "FAILED"
 

@@ -50,6 +50,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
+from .locks import record_takeover
 from .rollback import close_interrupted_revision, load_target, rollback_summary, run_rollback
 from ..adapters.views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
 RESTRICTED_MODES = ("fail", "skip")
@@ -227,11 +228,12 @@ def _run_locked(
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
         store.attach(stack.id)  # its secrets are kept (sealed) from here on
+        taken_over = _record_takeover(store, stack, sink)
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
                              breakpoints=tuple(request.breakpoints), host=request.host,
-                             repairs=prepared.repairs)
+                             repairs=prepared.repairs, taken_over=taken_over)
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
@@ -256,6 +258,15 @@ def _run_locked(
         result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "
                       f"{final.stack_status} ({final.status_reason})")
     return result
+
+
+def _record_takeover(store: Store, stack: StackRecord, sink: Any) -> bool:
+    """Whether the run took the lock over from one that had not released it (an
+    event says so)."""
+    event = record_takeover(store, stack)
+    if event is not None:
+        sink(event)
+    return event is not None
 
 
 def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
@@ -416,6 +427,7 @@ def _delete_locked(
     deadline = time.monotonic() + request.wait_for_hooks
     try:
         store.attach(existing.id)
+        _record_takeover(store, existing, sink)  # a delete retires nothing: it deletes all
         last_definition = _last_definition(store, existing)
         while True:
             current = store.get_stack(existing.id)

@@ -17,10 +17,11 @@ from typing import Any
 from ..adapters.views import event_dict
 from ..errors import HotplayError
 from ..run.executor import Event
-from ..store.base import LeaseRecord, Store
+from ..store.base import TAKEOVER_NOTE, LeaseRecord, StackRecord, Store
 
 EVENT_ACTION = "LOCK"
 EVENT_STATUS = "BROKEN"
+TAKEN_OVER_STATUS = "TAKEN_OVER"
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,16 @@ def _record(store: Store, request: LockRequest, by: str, previous: LeaseRecord) 
               f"token {previous.token}; {state})")
     record = store.add_event(stack.id, stack.name, EVENT_ACTION, EVENT_STATUS, reason, "")
     return [event_dict(Event(record, ()))]
+
+
+def record_takeover(store: Store, stack: StackRecord) -> Event | None:
+    """When this run (holding the stack's lock) took the lock over from a run that
+    had not released it: the event of the stack that says so (who took it, from
+    whom, the token), as a break is recorded; None otherwise.  Call once, as soon
+    as the run has the lock and the stack."""
+    lease = store.lock_record(stack.name)
+    if lease is None or not lease.taken_over:
+        return None
+    reason = (f"Lock taken over by {lease.holder} (pid {lease.pid} on {lease.host}, token "
+              f"{lease.token}) from {lease.note[len(TAKEOVER_NOTE):]}")
+    return Event(store.add_event(stack.id, stack.name, EVENT_ACTION, TAKEN_OVER_STATUS, reason, ""), ())

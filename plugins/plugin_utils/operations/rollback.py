@@ -34,6 +34,7 @@ from ..model.inputs import (
     keep_hidden_secrets,
 )
 from ..model.plan import plan_id
+from .locks import record_takeover
 from ..run.preview import preview
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
@@ -142,10 +143,14 @@ def _roll_back_locked(store: SealedStore, request: RollbackRequest, planned: _Ro
     target = planned.target
     try:
         store.attach(planned.stack.id)
+        sink = event_sink(events, progress)
+        taken_over = record_takeover(store, planned.stack)
+        if taken_over is not None:
+            sink(taken_over)
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
-                             keep_replaced=request.keep_replaced, host=request.host)
-        ok, options = run_rollback(store, planned.stack, target, event_sink(events, progress),
-                                   options)
+                             keep_replaced=request.keep_replaced, host=request.host,
+                             taken_over=taken_over is not None)
+        ok, options = run_rollback(store, planned.stack, target, sink, options)
     finally:
         if timer is not None:
             timer.cancel()

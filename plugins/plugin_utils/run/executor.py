@@ -35,7 +35,10 @@ from ..errors import HotplayError, InvalidAttribute, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
 from ..language.functions.base import resolve
 from ..model.graph import reverse
-from ..model.update_rules import REPLACED, UPDATED, decide, external_id_change, is_new, resolved_extras
+from ..model.update_rules import (
+    KEPT_AFTER_LOST_RUN, REPLACED, UPDATED, decide, external_id_change, is_new, left_by_lost_run,
+    resolved_extras,
+)
 from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
@@ -139,6 +142,9 @@ class RunOptions:
     # Heat's converge: resource path -> why it is updated although its definition
     # did not change (its real thing drifted, or something inside it did).
     repairs: Mapping[str, str] = field(default_factory=dict)
+    # The run took the stack's lock over from a run that had not released it (its
+    # lease ran out, or its process is gone): what that run left acting is retired.
+    taken_over: bool = False
 
 
 class RunSecrets:
@@ -371,6 +377,8 @@ class StackRun:
         self.keep_hidden_secret(definition)
         if self.options.adopt is not None:
             self._check_adopted_names(definition)
+        if self.options.taken_over:
+            self._retire_left_in_progress()
         if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
             self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
         graph = definition.requires_graph()
@@ -396,6 +404,23 @@ class StackRun:
             return False
         self._finish(definition, action, ok, result.errors)
         return ok
+
+    def _retire_left_in_progress(self) -> None:
+        """A run whose lock was taken over may still be acting: a module it started
+        before it froze can finish now and make the thing it claimed (the claim is
+        recorded before acting).  Each resource it left being created under a
+        claimed name or id is kept, retired, so this run deletes that thing, and
+        the next run deletes it again and only then forgets it (left_by_lost_run).
+        A name already retired in this revision (a paused revision resumed) is left
+        to the usual replacement: a revision keeps one retired row per name."""
+        taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
+                 if stored.retired_in == self.options.revision}
+        for name, record in list(self.records.items()):
+            if (record.action, record.status) == ("CREATE", "IN_PROGRESS") and record.physical_id \
+                    and not record.nested_stack_id and name not in taken:
+                self.store.retire_resource(self.stack.id, name, self.options.revision)
+                with self._states_lock:
+                    del self.records[name]
 
     # -- secrets -------------------------------------------------------------------------
     def keep_hidden_secret(self, definition: StackDefinition) -> None:
@@ -584,11 +609,17 @@ class StackRun:
         return False
 
     def _retired_candidates(self, defn: ResourceDefinition, properties: dict[str, Any]) -> list[StoredResource]:
-        """Retired resources of this name that are what ``defn`` needs, newest first."""
-        found = [stored for stored in self.store.retired_resources(self.stack.id)
+        """Retired resources of this name that are what ``defn`` needs, newest first.
+        Empty when this run retired one of the name that a stopped run left acting:
+        swapping back would retire over that record (one per name and revision)."""
+        retired = self.store.retired_resources(self.stack.id)
+        if any(stored.state.name == defn.name and stored.retired_in == self.options.revision
+               and left_by_lost_run(stored.state) for stored in retired):
+            return []
+        found = [stored for stored in retired
                  if stored.state.name == defn.name
                  and stored.state.implementation == defn.implementation
-                 and stored.state.status == "COMPLETE"
+                 and stored.state.status == "COMPLETE" and not left_by_lost_run(stored.state)
                  and dict(stored.state.properties) == properties]
         return sorted(found, key=lambda stored: -stored.retired_in)
 
@@ -805,26 +836,34 @@ class StackRun:
         retired = [r for r in self.store.retired_resources(self.stack.id)
                    if everything or not r.keep_until or r.keep_until <= now]
         for stored in sorted(retired, key=lambda r: -r.position):
-            if not self._delete_retired_one(stored):
+            if not self._delete_retired_one(stored, everything):
                 return False
         return True
 
-    def _delete_retired_one(self, stored: StoredResource) -> bool:
+    def _delete_retired_one(self, stored: StoredResource, everything: bool = False) -> bool:
         old = stored.state
         handler = handler_for_record(old, self.runtime)
         # A resource recreated as the same physical resource (a fixed name or
         # path) is live again: only the stale record goes.
         in_use = any(handler.same_physical(old, s) for s in list(self.records.values()))
         self.event(old.name, "DELETE", "IN_PROGRESS", "state changed", old.physical_id)
+        deleting = old.deletion_policy != "Retain" and not in_use
         try:
-            if old.deletion_policy != "Retain" and not in_use:
+            if deleting:
                 self._delete_physical(old, handler)
         except _Failed as failure:
             self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)
             return False
         with self.store.transaction():
             self.event(old.name, "DELETE", "COMPLETE", "state changed", old.physical_id)
-            self.store.delete_resource(self.stack.id, old.name, stored.retired_in)
+            if deleting and old.status == "IN_PROGRESS" and not everything:
+                # Left acting by a run that stopped: it may still make the thing
+                # late.  The record stays, deleted, for the next run to delete again.
+                kept = replace(old, action="DELETE", status="COMPLETE", status_reason=KEPT_AFTER_LOST_RUN)
+                self.store.save_resource(self.stack.id, kept, stored.requires, stored.position,
+                                         stored.retired_in)
+            else:
+                self.store.delete_resource(self.stack.id, old.name, stored.retired_in)
         return True
 
     def delete(self) -> bool:

@@ -166,6 +166,11 @@ class LeaseRecord:
     def broken(self) -> bool:
         return self.note.startswith(BROKEN_NOTE)
 
+    @property
+    def taken_over(self) -> bool:
+        """Its holder took it from a run that had not released it."""
+        return self.note.startswith(TAKEOVER_NOTE)
+
     def expiry_time(self) -> str:
         """``expires`` as a Heat timestamp ("" when released or broken)."""
         if self.expires <= 0:
@@ -180,6 +185,9 @@ class LeaseRecord:
 
 # The note of a lease broken by an operator: "broken: <reason>".
 BROKEN_NOTE = "broken: "
+# The note of a lease taken from a run that had not released it (its lease ran
+# out, or its process is gone): "took over from <holder>, token <n>: <why>".
+TAKEOVER_NOTE = "took over from "
 
 
 @dataclass(frozen=True)

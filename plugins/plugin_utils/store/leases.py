@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ContextManager
 
 from ..errors import LockLost, StackLocked
-from .base import BROKEN_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
+from .base import BROKEN_NOTE, TAKEOVER_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
 
 LEASE_COLUMNS = "token, holder, host, pid, pid_space, pid_start, acquired, expires, note"
 
@@ -238,4 +238,4 @@ def _takeover_note(previous: LeaseRecord) -> str:
     if previous.expires <= 0 or not previous.holder:
         return ""
     why = "its process is gone" if previous.held else f"its lease ran out at {previous.expiry_time()}"
-    return f"took over from {previous.who()}: {why}"
+    return f"{TAKEOVER_NOTE}{previous.who()}, token {previous.token}: {why}"

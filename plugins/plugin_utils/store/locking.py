@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..errors import LockLost, StackLocked, StoreError
+from ..errors import LockLost, StackLocked, StoreBusy, StoreError
 from .base import Store
 
 # First pause between two tries, and the longest: short enough that a freed lock
@@ -98,14 +98,16 @@ class Heartbeat:
 
 def acquire_waiting(store: Store, name: str, holder: str, wait: float = 0,
                     cancel: threading.Event | None = None) -> None:
-    """Take the lock, trying again until ``wait`` seconds have passed."""
+    """Take the lock, trying again until ``wait`` seconds have passed (also while
+    another process holds the whole store's write lock: a job stopped inside a
+    write, which lets go when it goes on or dies)."""
     deadline = time.monotonic() + max(0.0, wait)
     pause = FIRST_PAUSE
     while True:
         try:
             store.acquire_lock(name, holder)
             return
-        except StackLocked as refusal:
+        except (StackLocked, StoreBusy) as refusal:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _after_waiting(refusal, wait) from None
@@ -118,10 +120,10 @@ def acquire_waiting(store: Store, name: str, holder: str, wait: float = 0,
             pause = min(pause * 2, LONGEST_PAUSE)
 
 
-def _after_waiting(refusal: StackLocked, wait: float) -> StackLocked:
+def _after_waiting(refusal: StackLocked | StoreBusy, wait: float) -> StackLocked | StoreBusy:
     if wait <= 0:
         return refusal
-    return StackLocked(f"{refusal}; still locked after waiting {_seconds(wait)} (lock_timeout)")
+    return type(refusal)(f"{refusal}; still locked after waiting {_seconds(wait)} (lock_timeout)")
 
 
 def _seconds(value: float) -> str:

@@ -47,7 +47,7 @@ DIALECT = Dialect(
     false="FALSE",
     true="TRUE",
     serial_key="BIGSERIAL PRIMARY KEY",
-    # Version 1's locks table (no longer used: leases replace it).
+    # Version 1's locks table (made by version 1, dropped by version 4).
     lock_owner="backend_pid INTEGER NOT NULL",
     live="NOT deleted",
     text_order=' COLLATE "C"',  # byte order whatever the database's locale

@@ -41,7 +41,7 @@ from .rows import (
     stored_resource,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
 # ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
@@ -157,6 +157,10 @@ CREATE TABLE IF NOT EXISTS leases (
     expires DOUBLE PRECISION NOT NULL DEFAULT 0,
     note TEXT NOT NULL DEFAULT ''
 );
+"""),
+    # Version 1's locks table goes: nothing has read or written it since version 3.
+    (4, """
+DROP TABLE IF EXISTS locks;
 """),
 )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -21,9 +22,15 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import StoreError
+from ..errors import StoreBusy, StoreError
 from .base import LeaseTerms
+from .leases import pid_space
 from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
+
+# How long a statement waits for another process's write (SQLite's busy timeout)
+# before the store says who holds the write lock: writes of a live job last
+# milliseconds (one resource step each), so only a stopped or hung one lasts this.
+BUSY_TIMEOUT = 30.0
 
 DIALECT = Dialect(
     placeholder="?",
@@ -32,7 +39,7 @@ DIALECT = Dialect(
     false="0",
     true="1",
     serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
-    # Version 1's locks table (no longer used: leases replace it).
+    # Version 1's locks table (made by version 1, dropped by version 4).
     lock_owner="pid_start TEXT NOT NULL",
     live="deleted = 0",
     text_order="",  # SQLite's default collation is byte order already
@@ -70,7 +77,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     for _version, statements in DIALECT.schema():
         db.executescript(statements)
     # The tables above are created when missing, so an older file is at the
-    # newest version now (2: the stack_keys table of secrets; 3: leases).
+    # newest version now (2: the stack_keys table of secrets; 3: leases; 4: no locks).
     db.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
         " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
@@ -78,8 +85,19 @@ def _migrate(db: sqlite3.Connection) -> None:
     )
 
 
-def _refuse_unless_store(db: sqlite3.Connection, path: str) -> None:
-    """A store carries its schema marker; anything else at the path is refused."""
+def _missing_objects(db: sqlite3.Connection) -> bool:
+    """Whether a table or index of the schema is missing, or one it dropped is
+    there (read, not written)."""
+    statements = "\n".join(text for _version, text in DIALECT.schema())
+    made = set(re.findall(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)", statements))
+    dropped = set(re.findall(r"DROP (?:TABLE|INDEX) IF EXISTS (\w+)", statements))
+    present = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    return bool(made - dropped - present) or bool(dropped & present)
+
+
+def _refuse_unless_store(db: sqlite3.Connection, path: str) -> int:
+    """A store carries its schema marker; anything else at the path is refused.
+    The store's schema version."""
     if os.path.getsize(path) == 0:
         raise StoreError(
             f"the store {path} is an empty file, not a store (was it truncated?): restore it "
@@ -96,6 +114,7 @@ def _refuse_unless_store(db: sqlite3.Connection, path: str) -> None:
     if int(rows[0][0]) > SCHEMA_VERSION:
         raise StoreError(f"the store {path} has schema version {rows[0][0]}, newer than this "
                          f"hotplay.stacks knows ({SCHEMA_VERSION}): upgrade the collection")
+    return int(rows[0][0])
 
 
 def default_path() -> str:
@@ -135,17 +154,23 @@ class SqliteStore(SqlStore):
             if not os.path.exists(self.path):
                 _create_store(self.path)
             db = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None, timeout=30
+                self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT
             )
             try:
-                _refuse_unless_store(db, self.path)
+                version = _refuse_unless_store(db, self.path)
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA foreign_keys=ON")
+                # Only an older store is written to on opening: a job stopped inside
+                # a write holds the write lock, and this store must still open (to
+                # read it, to say who holds it).
+                if version < SCHEMA_VERSION or _missing_objects(db):
+                    db.execute("PRAGMA journal_mode=WAL")
+                    _migrate(db)
             except (StoreError, sqlite3.Error):
                 db.close()
                 raise
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            _migrate(db)
+        except sqlite3.OperationalError as exc:
+            raise self._failed(exc, f"cannot open the store {self.path}") from exc
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
         return db
@@ -225,10 +250,32 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as error:
             raise self._failed(error) from error
 
-    def _failed(self, error: sqlite3.Error) -> StoreError:
+    def _failed(self, error: sqlite3.Error, doing: str = "") -> StoreError:
         """SQLite's own words (``database or disk is full``, ``database disk image is
-        malformed``) say nothing of which file: the store's error names it."""
-        return StoreError(f"the store {self.path} failed: {error}")
+        malformed``) say nothing of which file: the store's error names it.  A write
+        lock held past the busy timeout says who holds it, and what to do."""
+        if isinstance(error, sqlite3.OperationalError) and "database is locked" in str(error):
+            return StoreBusy(f"{doing or 'the store ' + self.path + ' is locked'}: {self._busy_reason()}")
+        return StoreError(f"{doing or 'the store ' + self.path + ' failed'}: {error}")
+
+    def _busy_reason(self) -> str:
+        pid = write_lock_holder(self.path)
+        who = f"process {pid} on this host{self._lease_holder_named(pid)}" if pid else \
+            "a process (on another host, or one this host cannot see)"
+        return (f"{who} has held the store's write lock for over {BUSY_TIMEOUT:g} s without finishing its "
+                "write: a job stopped or hung inside a write (a paused VM, SIGSTOP, a hung file "
+                "system). This is SQLite's lock on the whole store file, not a stack's lock: "
+                "hotplay.stacks.stack_lock cannot break it. Stop that process, or let it go on; its "
+                "unfinished write is rolled back, and then the store is free")
+
+    def _lease_holder_named(self, pid: int) -> str:
+        """", the job holding stack web's lock (...)" when a lease names that process."""
+        try:
+            rows = self._db.execute("SELECT stack_name, holder FROM leases WHERE pid = ? AND pid_space = ?"
+                                    " AND pid_space != '' AND expires > 0", (pid, pid_space())).fetchall()
+        except sqlite3.Error:
+            return ""
+        return "".join(f", the job holding stack {name}'s lock ({holder})" for name, holder in rows[:1])
 
     def _insert_event(self, args: Sequence[Any]) -> int:
         return int(self._write(EVENT_INSERT, args).lastrowid or 0)
@@ -260,3 +307,30 @@ class SqliteStore(SqlStore):
                 insert_sql(table, list(row)),
                 tuple(int(v) if isinstance(v, bool) else v for v in row.values()),
             )
+
+
+def write_lock_holder(path: str) -> int | None:
+    """The pid of the process on this host holding the store's write lock (a POSIX
+    lock on byte 120 of a WAL store's shared-memory file, or on the database file
+    itself in other journal modes), from /proc/locks; None when none is seen."""
+    shm_inode, db_inode = _inode(f"{path}-shm"), _inode(path)
+    try:
+        with open("/proc/locks", encoding="ascii") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 8 or fields[1] != "POSIX" or fields[3] != "WRITE":
+            continue
+        inode, start = int(fields[5].rsplit(":", 1)[-1]), fields[6]
+        if fields[4] != "0" and (inode == shm_inode and start == "120" or inode == db_inode):
+            return int(fields[4])
+    return None
+
+
+def _inode(path: str) -> int:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return -1

@@ -8,6 +8,9 @@ lives, which is the case the lease is for.  Short leases keep the tests quick.""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import threading
 import time
 
@@ -241,3 +244,52 @@ def test_an_apply_that_loses_its_lock_stops_at_once_and_marks_nothing(store_url,
     assert [(r.state.name, r.state.status) for r in operator.resources(stack.id)] == [("slow", "IN_PROGRESS")]
     running.close()
     operator.close()
+
+
+HOLD_THE_WRITE_LOCK = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute('BEGIN IMMEDIATE')
+db.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+print('inside', flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_job_stopped_inside_a_sqlite_write_is_named_and_waited_for(tmp_path, monkeypatch):
+    """A job frozen inside a write transaction keeps SQLite's lock on the whole file
+    (no lease can take that): the store still opens and reads, and a run that needs
+    to write says which process holds the write lock, after the busy timeout
+    (1 s here), or waits for it with lock_timeout."""
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StoreBusy
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import sqlite as sqlite_store
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.locking import acquire_waiting
+
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT", 1.0)
+    path = tmp_path / "stacks.db"
+    url = f"sqlite:///{path}"
+    open_store(url).close()
+    frozen = subprocess.Popen([sys.executable, "-c", HOLD_THE_WRITE_LOCK, str(path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert frozen.stdout.readline() == "inside\n"
+        store = open_store(url)  # opening writes nothing: it is not held up
+        try:
+            assert store.lock_record("web") is None and store.list_stacks() == []
+            busy = (rf"^the store {re.escape(str(path))} is locked: process {frozen.pid} on this host has "
+                    r"held the store's write lock for over 1 s without finishing its write: a job "
+                    r"stopped or hung inside a write .* not a stack's lock: hotplay.stacks.stack_lock "
+                    r"cannot break it\. Stop that process, or let it go on")
+            with pytest.raises(StoreBusy, match=busy):
+                store.acquire_lock("web", "job 2")
+            with pytest.raises(StoreBusy, match=busy + r".*; still locked after waiting 2 s \(lock_timeout\)$"):
+                acquire_waiting(store, "web", "job 2", wait=2)
+            frozen.kill()  # its unfinished write is rolled back
+            frozen.wait()
+            assert store.acquire_lock("web", "job 2") == 1
+        finally:
+            store.close()
+    finally:
+        if frozen.poll() is None:
+            frozen.kill()
+            frozen.wait()

@@ -249,7 +249,7 @@ def test_schema_is_versioned_and_created_once(pg_url):
     first = PostgresStore(pg_url)
     stack = first.create_stack("web")
     second = PostgresStore(pg_url)  # finds the schema in place: no error, data kept
-    assert second.schema_version() == 3 and second.get_stack(stack.id) == stack
+    assert second.schema_version() == 4 and second.get_stack(stack.id) == stack
     second.close()
     first._execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     with pytest.raises(StoreError, match="schema version 99, newer"):

@@ -109,3 +109,34 @@ def test_lock_of_a_dead_process_is_taken_over(tmp_path):
     other = _acquire_elsewhere(tmp_path / "s.db", "third")
     assert other.returncode != 0 and "is locked by next job" in other.stderr
     store.close()
+
+
+def test_a_version_3_store_loses_the_unused_locks_table_and_keeps_its_stacks(tmp_path):
+    """Schema version 4 drops version 1's locks table (leases replaced it in version
+    3); a store at version 4 is opened without being written to."""
+    import sqlite3
+
+    path = tmp_path / "stacks.db"
+    store = SqliteStore(str(path))
+    store.create_stack("web")
+    store.close()
+    with sqlite3.connect(path) as db:  # as version 3 left it
+        db.execute("CREATE TABLE locks (stack_name TEXT PRIMARY KEY, holder TEXT NOT NULL, host TEXT NOT NULL,"
+                   " pid INTEGER NOT NULL, pid_start TEXT NOT NULL, acquired TEXT NOT NULL)")
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    db.close()
+    upgraded = SqliteStore(str(path))
+    try:
+        assert [s.name for s in upgraded.list_stacks()] == ["web"]
+        assert upgraded.schema_version() == 4
+        tables = {row["name"] for row in upgraded._read("SELECT name FROM sqlite_master WHERE type = 'table'")}  # pylint: disable=protected-access
+        assert "locks" not in tables and {"leases", "stacks", "resources"} <= tables
+    finally:
+        upgraded.close()
+    changes = sqlite3.connect(path)
+    try:
+        before = changes.execute("PRAGMA data_version").fetchone()[0]
+        SqliteStore(str(path)).close()  # at version 4: opening writes nothing
+        assert changes.execute("PRAGMA data_version").fetchone()[0] == before
+    finally:
+        changes.close()
