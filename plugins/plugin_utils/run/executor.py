@@ -341,9 +341,11 @@ class StackRun:
         if not self.path:
             self.sink(Event(record, self.path))
 
-    def save(self, state: ResourceState, reason: str | None = None) -> None:
-        """Record a resource's new state, and its event, in one transaction."""
-        with self.store.transaction():
+    def save(self, state: ResourceState, reason: str | None = None, durable: bool = True) -> None:
+        """Record a resource's new state, and its event, in one transaction.  Not
+        ``durable``: a record of what has happened (a handler returned), whose
+        commit may wait for the next durable write (intent, before an action)."""
+        with self.store.transaction(durable):
             self.store.save_resource(
                 self.stack.id, state, self.requires.get(state.name, ()),
                 self.positions.get(state.name, 0),
@@ -383,6 +385,7 @@ class StackRun:
             lambda name: self._converge_resource(definition.resources[name]),
             self.options.max_workers,
             self.options.cancel.event,
+            self.store.flush,
         )
         self._record_not_started(definition, result.not_started)
         if result.paused and not result.failed and not self.options.cancel.event.is_set():
@@ -431,10 +434,11 @@ class StackRun:
     def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
         """Resources a failure kept from starting are listed as Heat lists them:
         INIT_COMPLETE (nothing exists for them)."""
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             for name in names:
                 if name not in self.records:
-                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"))
+                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"),
+                              durable=False)
 
     def _finish(
         self, definition: StackDefinition, action: str, ok: bool, errors: Mapping[str, BaseException]
@@ -505,7 +509,8 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_update(record, properties), defn.name, "CREATE")
         except _Failed as failure:
-            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason)
+            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason,
+                      durable=False)
             raise
         self._complete(replace(record, properties=properties), outcome)
         self._hook_point(defn, self.records.get(defn.name), "create", "post")
@@ -653,7 +658,7 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
 
@@ -672,7 +677,7 @@ class StackRun:
                 lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
             )
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(replace(state, properties=properties), outcome)
 
@@ -739,7 +744,7 @@ class StackRun:
             outcome = self._guard(lambda: _adopted(handler, defn, properties, adopted),
                                   defn.name, "ADOPT")
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
 
@@ -749,7 +754,7 @@ class StackRun:
             physical_id=outcome.physical_id, data=dict(outcome.data),
             nested_stack_id=outcome.data.get("nested_stack_id", state.nested_stack_id),
         )
-        self.save(done, "state changed")
+        self.save(done, "state changed", durable=False)
 
     @staticmethod
     def _guard(call: Callable[[], Outcome], name: str, action: str) -> Outcome:
@@ -822,7 +827,7 @@ class StackRun:
         except _Failed as failure:
             self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)
             return False
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             self.event(old.name, "DELETE", "COMPLETE", "state changed", old.physical_id)
             self.store.delete_resource(self.stack.id, old.name, stored.retired_in)
         return True
@@ -857,7 +862,7 @@ class StackRun:
     def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
         graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
         result = traverse(reverse(graph), self._delete_resource, self.options.max_workers,
-                          self.options.cancel.event)
+                          self.options.cancel.event, self.store.flush)
         if result.paused and not result.failed:
             self.paused = True
         return result.ok
@@ -875,14 +880,14 @@ class StackRun:
                     self._delete_physical(record, handler)
                 except _Failed as failure:
                     self.save(replace(state, status="FAILED", status_reason=failure.reason),
-                              failure.reason)
+                              failure.reason, durable=False)
                     raise
             record = replace(state, status="COMPLETE", status_reason="state changed")
-            self.save(record, "state changed")
+            self.save(record, "state changed", durable=False)
         # A post-delete hook keeps the (deleted) record until it is cleared.
         if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
             self._hook_point(None, record, "delete", "post", name=name)
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             self.store.delete_resource(self.stack.id, name)
         with self._states_lock:
             self.records.pop(name, None)

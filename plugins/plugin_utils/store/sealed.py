@@ -281,9 +281,12 @@ class SealedStore(Store):
         self.inner.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self.inner.transaction():
+    def transaction(self, durable: bool = True) -> Iterator[None]:
+        with self.inner.transaction(durable):
             yield
+
+    def flush(self) -> None:
+        self.inner.flush()
 
     def acquire_lock(self, stack_name: str, holder: str) -> int:
         return self.inner.acquire_lock(stack_name, holder)
