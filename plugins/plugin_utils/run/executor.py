@@ -40,6 +40,7 @@ from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
 from ..language.abandon import AbandonedResource, AbandonedStack
+from ..language.environment import Environment
 from ..language.template.loader import TemplateSource
 from ..resources.properties import validate_properties
 from ..secrets import key_missing
@@ -47,6 +48,7 @@ from ..store.base import EventRecord, StackRecord, Store, StoredResource, utc_no
 from ..store.sealed import SealedStore, sealed
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
+_SUFFIX_LENGTH = 12
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,7 @@ class RunRuntime:
         self.secrets = RunSecrets(run.store, run.options.preview)
 
     def physical_name(self, resource_name: str) -> str:
-        suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
-        return f"{self.stack_name}-{resource_name}-{suffix}"
+        return f"{self.stack_name}-{resource_name}-{_random_suffix()}"
 
     def sleep(self, seconds: float) -> None:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
@@ -320,8 +321,8 @@ class StackRun:
         self.definition: StackDefinition | None = None
         # True when the run stopped at a hook (not failed: waiting for a person).
         self.paused = False
-        # For a stack delete: the last definition, whose environment may set hooks.
-        self.delete_definition: StackDefinition | None = None
+        # For a stack delete: the last revision's environment, which may set hooks.
+        self.delete_environment: Environment | None = None
         # The runtime of the parent stack (nested stacks look configs up there).
         self.parent_runtime: RunRuntime | None = None
 
@@ -895,17 +896,27 @@ class StackRun:
     def _declared_hooks(self, name: str) -> frozenset[str]:
         """The environment's hooks for a resource being deleted (from the
         definition when there is one, else from the last revision's registry)."""
-        definition = self.definition or self.delete_definition
+        definition = self.definition
         if definition is not None and name in definition.resources:
             return definition.resources[name].hooks
-        if definition is not None:
-            return definition.environment.registry.hooks((name,))
-        return frozenset()
+        environment = definition.environment if definition is not None else self.delete_environment
+        return environment.registry.hooks((name,)) if environment is not None else frozenset()
 
     def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
         if record.action == "INIT":
             return
         self._guard(lambda: _deleted(handler, record), record.name, "DELETE")
+
+
+def _random_suffix() -> str:
+    """12 characters of ``[a-z0-9]``, uniformly drawn: one draw of the system's
+    randomness for all of them (a draw per character is costly in a wide stack)."""
+    number = secrets.randbelow(len(_NAME_CHARS) ** _SUFFIX_LENGTH)
+    characters = []
+    for _position in range(_SUFFIX_LENGTH):
+        number, digit = divmod(number, len(_NAME_CHARS))
+        characters.append(_NAME_CHARS[digit])
+    return "".join(characters)
 
 
 def _later(seconds: float) -> str:
