@@ -308,6 +308,7 @@ def _run_until_settled(store: Store, stack: StackRecord, action: str, prepared: 
 
 def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel: Cancel) -> bool:
     """Poll the store until every pending hook is cleared (True) or time is up."""
+    store.flush()  # whoever clears the hooks writes to the store meanwhile
     while time.monotonic() < deadline:
         if cancel.event.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
             return False

@@ -369,6 +369,14 @@ class StackRun:
     # -- converge ---------------------------------------------------------------------
     def converge(self, definition: StackDefinition, action: str) -> bool:
         """Bring the stack to ``definition``; True when every resource got there."""
+        try:
+            return self._converge(definition, action)
+        finally:
+            # Nothing deferred stays uncommitted once the run stops (a run paused
+            # at hooks waits, and other processes read and write meanwhile).
+            self.store.flush()
+
+    def _converge(self, definition: StackDefinition, action: str) -> bool:
         self.definition = definition
         definition.scope.live = self.live
         self.keep_hidden_secret(definition)
