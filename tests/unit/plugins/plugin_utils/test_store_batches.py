@@ -111,3 +111,45 @@ def test_a_killed_process_leaves_the_last_durable_state(store_url):
     # As if killed between the handler's return and its record: the next run
     # finds the resource IN_PROGRESS, a state today's code could leave too.
     assert _seen_elsewhere(store_url, stack_id) == {"r": "IN_PROGRESS"}
+
+
+def test_a_run_waiting_at_a_hook_holds_no_write_lock(tmp_path):
+    """A run paused at a hook, waiting for someone to clear it (wait_for_hooks),
+    has committed everything: another process can write the store meanwhile."""
+    import json  # pylint: disable=import-outside-toplevel
+    import threading  # pylint: disable=import-outside-toplevel
+    import time  # pylint: disable=import-outside-toplevel
+
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (  # pylint: disable=import-outside-toplevel
+        ApplyRequest,
+        apply_stack,
+    )
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore  # pylint: disable=import-outside-toplevel
+
+    resources = {"r1": {"type": "OS::Heat::TestResource"}, "r2": {"type": "OS::Heat::TestResource"},
+                 "r3": {"type": "OS::Heat::TestResource", "depends_on": ["r2"]}}
+    template = tmp_path / "t.yaml"
+    template.write_text(json.dumps({"heat_template_version": "2021-04-16", "resources": resources}))
+    path = tmp_path / "s.db"
+    store = SqliteStore(str(path))
+    request = ApplyRequest(name="s", template=str(template), breakpoints=[("r2", "pre-create")],
+                           wait_for_hooks=20)
+    run = threading.Thread(target=apply_stack, args=(store, request, "test"))
+    run.start()
+    try:
+        with closing(sqlite3.connect(str(path), timeout=20)) as db:
+            deadline = time.monotonic() + 20
+            while not db.execute("SELECT 1 FROM hooks WHERE status = 'PENDING'").fetchall():
+                assert time.monotonic() < deadline, "the run never stopped at its hook"
+                time.sleep(0.1)
+            time.sleep(0.5)  # the run is polling for the hook to be cleared now
+            db.execute("PRAGMA busy_timeout = 2000")
+            db.execute("BEGIN IMMEDIATE")  # "database is locked" while a batch is open
+            db.execute("UPDATE hooks SET status = 'CLEARED'")
+            db.execute("COMMIT")
+    finally:
+        run.join(60)
+        store.close()
+    with closing(sqlite3.connect(str(path))) as db:
+        statuses = dict(db.execute("SELECT name, action || '_' || status FROM resources").fetchall())
+    assert statuses == {"r1": "CREATE_COMPLETE", "r2": "CREATE_COMPLETE", "r3": "CREATE_COMPLETE"}
