@@ -6,9 +6,14 @@
 Runs the engine in-process on a real SQLite store file (no Ansible start-up in the
 figures), each scenario in a fresh process so its peak memory is its own.
 Shapes: ``wide`` = N independent TestResources, ``chain`` = each depending on the
-one before, ``wait`` = 50 wide with ``wait_secs: 1``; ``update`` changes the value
-of every resource (in place); ``preview`` is check mode on a 10,000-resource
-template against a stack created from the same template with other values.
+one before, ``wait`` = 50 wide with ``wait_secs: 1``, ``group`` = one
+OS::Heat::ResourceGroup of N TestResource members (a nested stack); ``update``
+changes the value of every resource (in place); ``preview`` is check mode on a
+wide template against a stack created from the same template with other values.
+Wide, chain and preview run at each of ``--sizes`` (default 1,000 and 10,000: what
+``make bench`` runs in a few minutes; ``--sizes 1000,10000,50000`` adds the large
+case, minutes more), and how each time grows per 10x more resources is printed
+(10x is linear, 100x quadratic; a 5x step is scaled to 10x).
 ``throughput`` is applies per second of small stacks (5 TestResources each, every
 apply a new stack) on SQLite and on PostgreSQL (a throwaway server, as the tests start
 it: tests/postgres_server.py): one process after the other, then N processes
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -56,6 +62,10 @@ HEAT_SECONDS = {
 
 
 def template(shape: str, count: int, value: str) -> dict:
+    if shape == "group":
+        member = {"type": "OS::Heat::TestResource", "properties": {"value": f"{value}%index%"}}
+        group = {"type": "OS::Heat::ResourceGroup", "properties": {"count": count, "resource_def": member}}
+        return {"heat_template_version": "2021-04-16", "resources": {"group": group}}
     resources = {}
     for index in range(count):
         properties: dict = {"value": f"{value}{index}"}
@@ -172,10 +182,19 @@ def _in_child(*args: str) -> dict[str, object]:
     return json.loads(done.stdout)
 
 
+def _sizes(text: str) -> list[int]:
+    sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    if not sizes or sizes[0] < 1:
+        raise argparse.ArgumentTypeError(f"sizes are positive numbers, comma-separated: {text!r}")
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=1000, help="resources in the wide and chain stacks")
-    parser.add_argument("--preview-n", type=int, default=10000)
+    parser.add_argument("--sizes", type=_sizes, default=[1000, 10000],
+                        help="resources in the wide, chain and preview stacks, comma-separated"
+                             " (default 1000,10000; add 50000 for the large case)")
+    parser.add_argument("--group-n", type=int, default=5000, help="members of the ResourceGroup")
     parser.add_argument("--throughput-n", type=int, default=30, help="applies per process (throughput)")
     parser.add_argument("--parallel", type=int, default=4, help="processes at once (throughput)")
     parser.add_argument("--only", choices=["shapes", "throughput"], help="one part of the benchmark")
@@ -196,22 +215,40 @@ def main() -> None:
 
 
 def shapes(args: argparse.Namespace) -> None:
-    rows = [_in_child(shape, str(n)) for shape, n in (("wide", args.n), ("chain", args.n), ("wait", 50))]
-    print(f"{'case':<11} {'create s':>9} {'update s':>9} {'delete s':>9} {'peak MiB':>9}  status")
-    for row in rows:
-        print(f"{row['case']:<11} {row['create_s']:>9.3f} {row['update_s']:>9.3f} {row['delete_s']:>9.3f}"
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"engine in-process on SQLite ({os.cpu_count()} cores, load average {load} at the start):")
+    cases = [(shape, n) for shape in ("wide", "chain") for n in args.sizes]
+    cases += [("group", args.group_n), ("wait", 50)]
+    rows = {f"{shape}-{n}": _in_child(shape, str(n)) for shape, n in cases}
+    print(f"{'case':<12} {'create s':>9} {'update s':>9} {'delete s':>9} {'peak MiB':>9}  status")
+    for row in rows.values():
+        print(f"{row['case']:<12} {row['create_s']:>9.3f} {row['update_s']:>9.3f} {row['delete_s']:>9.3f}"
               f" {row['peak_mib']:>9.1f}  {row['status']}")
-    chain = next(r for r in rows if r["case"] == f"chain-{args.n}")
-    if args.n == 1000:
+    previews = {f"preview-{n}": _in_child("preview", str(n)) for n in args.sizes}
+    for preview in previews.values():
+        print(f"preview of {preview['updated']} updated resources: {preview['preview_s']:.3f} s; "
+              f"the preview allocates at most {preview['preview_alloc_peak_mib']:.1f} MiB; peak RSS of "
+              f"the process {preview['peak_mib']:.1f} MiB ({preview['peak_before_preview_mib']:.1f} MiB "
+              "after creating the stack, before the preview)")
+    _print_growth(args.sizes, {**rows, **previews})
+    chain = rows.get("chain-1000")
+    if chain is not None:
         print(f"vs Heat on this machine: chain-1000 create {HEAT_SECONDS['chain-1000 create'] / chain['create_s']:.0f}x, "
               f"delete {HEAT_SECONDS['chain-1000 delete'] / chain['delete_s']:.0f}x faster; "
               f"Heat updated a 500-chain in {HEAT_SECONDS['chain-500 update']:.0f} s, "
               f"we update the 1000-chain in {chain['update_s']:.2f} s")
-    preview = _in_child("preview", str(args.preview_n))
-    print(f"preview of {preview['updated']} updated resources: {preview['preview_s']:.3f} s; "
-          f"the preview allocates at most {preview['preview_alloc_peak_mib']:.1f} MiB; peak RSS of "
-          f"the process {preview['peak_mib']:.1f} MiB ({preview['peak_before_preview_mib']:.1f} MiB "
-          "after creating the stack, before the preview)")
+
+
+def _print_growth(sizes: list[int], rows: dict[str, dict]) -> None:
+    """How each time grows from one size to the next, scaled to a 10x step."""
+    print("growth of the time per 10x more resources (10x: linear; 100x: quadratic):")
+    for small, large in zip(sizes, sizes[1:]):
+        steps = math.log(10) / math.log(large / small)
+        for shape, keys in (("wide", ("create_s", "update_s", "delete_s")),
+                            ("chain", ("create_s", "update_s", "delete_s")), ("preview", ("preview_s",))):
+            before, after = rows[f"{shape}-{small}"], rows[f"{shape}-{large}"]
+            ratios = ", ".join(f"{key[:-2]} {(after[key] / before[key]) ** steps:.1f}x" for key in keys)
+            print(f"  {shape} {small} -> {large}: {ratios}")
 
 
 if __name__ == "__main__":

@@ -86,13 +86,15 @@ def event_sink(events: list[Event], progress: ProgressCallback | None) -> Callab
 def stack_result(
     store: Store, stack: StackRecord, events: list[Event], nested_depth: int,
     parameters: dict[str, Any] | None = None, plan: Plan | None = None, plan_id: str | None = None,
+    resources: list[dict[str, Any]] | None = None,
 ) -> StackResult:
-    """The result of a run that changed the stack (failed when the stack did)."""
+    """The result of a run that changed the stack (failed when the stack did);
+    ``resources``: its resources as listed already (read from the store when None)."""
     return StackResult(
         changed=True,
         failed=stack.status == "FAILED",
         stack=stack,
-        resources=list_resources(store, stack.id, nested_depth),
+        resources=list_resources(store, stack.id, nested_depth) if resources is None else resources,
         events=[event_dict(e) for e in events if len(e.path) <= nested_depth],
         parameters=parameters or {},
         plan=plan,

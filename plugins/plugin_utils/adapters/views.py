@@ -146,13 +146,25 @@ def event_dict(event: Event) -> dict[str, Any]:
     return entry
 
 
+EVERY_LEVEL = 1000  # nested_depth of a listing with every nested stack
+
+
 def outcome_of(store: Store, stack_id: str) -> dict[str, Any]:
     """What a revision left: every resource (nested ones by path) with its state."""
-    return {
-        entry["name"]: {"type": entry["type"], "status": entry["status"],
-                        "physical_id": entry["physical_id"]}
-        for entry in list_resources(store, stack_id, nested_depth=1000)
-    }
+    return outcome_from(list_resources(store, stack_id, nested_depth=EVERY_LEVEL))
+
+
+def outcome_from(listed: list[dict[str, Any]]) -> dict[str, Any]:
+    """``outcome_of`` from a listing of every level (``list_resources``)."""
+    return {entry["name"]: {"type": entry["type"], "status": entry["status"],
+                            "physical_id": entry["physical_id"]} for entry in listed}
+
+
+def down_to(listed: list[dict[str, Any]], nested_depth: int) -> list[dict[str, Any]]:
+    """The entries of a listing of every level that a listing down to
+    ``nested_depth`` has (resource names never hold ``/``: Heat refuses them)."""
+    return [entry for entry in listed
+            if (entry["parent"].count("/") + 1 if "parent" in entry else 0) <= nested_depth]
 
 
 def revision_diff(store: Store, name: str, first: int, second: int) -> dict[str, Any]:

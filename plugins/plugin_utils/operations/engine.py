@@ -51,8 +51,23 @@ from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
 from .locks import record_takeover
-from .rollback import close_interrupted_revision, load_target, rollback_summary, run_rollback
-from ..adapters.views import describe_stack, list_resources, outcome_of, resource_entry, summarize_stack
+from .rollback import (
+    close_interrupted_revision,
+    load_target,
+    recorded_environment,
+    rollback_summary,
+    run_rollback,
+)
+from ..adapters.views import (
+    EVERY_LEVEL,
+    describe_stack,
+    down_to,
+    list_resources,
+    outcome_from,
+    resource_entry,
+    summarize_stack,
+)
+from ..language.environment import Environment
 RESTRICTED_MODES = ("fail", "skip")
 
 
@@ -239,8 +254,8 @@ def _run_locked(
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
         if status == "COMPLETE":
             settle_hooks(store, failed)
-        store.finish_revision(stack.id, revision, status, failed.status_reason,
-                              outcome_of(store, stack.id))
+        listed = list_resources(store, stack.id, EVERY_LEVEL)
+        store.finish_revision(stack.id, revision, status, failed.status_reason, outcome_from(listed))
         if status == "FAILED" and request.rollback_on_failure:
             rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel,
                                              request.host)
@@ -249,8 +264,10 @@ def _run_locked(
             timer.cancel()
     final = store.get_stack(stack.id)
     parameters = prepared.definition.parameters.display()
+    # What the revision's outcome listed is still so, unless a rollback ran since.
+    shown = down_to(listed, request.nested_depth) if rolled_back is None else None
     result = stack_result(store, final, events, request.nested_depth, parameters,
-                          prepared.plan, prepared.plan_id)
+                          prepared.plan, prepared.plan_id, shown)
     # A paused stack run again with no hook cleared: nothing happened.
     result.changed = bool(events) or final.stack_status != prepared.existing_status
     if rolled_back is not None:
@@ -302,6 +319,7 @@ def _run_until_settled(store: Store, stack: StackRecord, action: str, prepared: 
 
 def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel: Cancel) -> bool:
     """Poll the store until every pending hook is cleared (True) or time is up."""
+    store.flush()  # whoever clears the hooks writes to the store meanwhile
     while time.monotonic() < deadline:
         if cancel.event.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
             return False
@@ -383,15 +401,16 @@ def _delete_without_run(store: SealedStore, request: DeleteRequest, existing: St
                         plan: Plan) -> StackResult | None:
     """A refusal or a preview; None when the stack must be deleted."""
     current_id = plan_id(existing, plan, "delete", store.digest)
-    resources = list_resources(store, existing.id, request.nested_depth)
     try:
         refuse_stale_plan(request.plan_id, current_id)
         refuse_destruction(plan, request.prevent_destroy)
     except Refused as refusal:
-        return StackResult(changed=False, failed=True, stack=existing, resources=resources,
+        return StackResult(changed=False, failed=True, stack=existing,
+                           resources=list_resources(store, existing.id, request.nested_depth),
                            plan=plan, plan_id=current_id, msg=str(refusal))
     if request.check_mode:
-        return StackResult(changed=True, failed=False, stack=existing, resources=resources,
+        return StackResult(changed=True, failed=False, stack=existing,
+                           resources=list_resources(store, existing.id, request.nested_depth),
                            plan=plan, plan_id=current_id)
     return None
 
@@ -428,14 +447,14 @@ def _delete_locked(
     try:
         store.attach(existing.id)
         _record_takeover(store, existing, sink)  # a delete retires nothing: it deletes all
-        last_definition = _last_definition(store, existing)
+        last_environment = _last_environment(store, existing)
         while True:
             current = store.get_stack(existing.id)
             options = RunOptions(existing.revision, cancel=cancel,
                                  breakpoints=tuple(request.breakpoints),
                                  stepping=stepping(store, current), host=request.host)
             run = StackRun(store, current, sink, options=options)
-            run.delete_definition = last_definition
+            run.delete_environment = last_environment
             ok = run.delete()
             if not run.paused or not _wait_for_clearing(store, current, deadline, cancel):
                 break
@@ -445,20 +464,20 @@ def _delete_locked(
         if timer is not None:
             timer.cancel()
     final = store.get_stack(existing.id)
-    result = stack_result(store, final, events, request.nested_depth)
+    result = stack_result(store, final, events, request.nested_depth, resources=[] if ok else None)
     if ok:
-        result.resources, result.hooks_pending = [], []
+        result.hooks_pending = []
     return result
 
 
-def _last_definition(store: SealedStore, stack: StackRecord) -> StackDefinition | None:
-    """The definition of the last revision, for the hooks its environment sets on
-    a deletion (None when it cannot be rebuilt: then only the task's count)."""
+def _last_environment(store: SealedStore, stack: StackRecord) -> Environment | None:
+    """The environment of the last revision, for the hooks it sets on a deletion
+    (None when it cannot be read: then only the task's count)."""
     last = _last_revision(store, stack)
     if last is None:
         return None
     try:
-        return load_target(store, stack, last, {}).definition
+        return recorded_environment(last.definition)[1]
     except HotplayError:
         return None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model.definition import StackDefinition, StackIdentity
-from ..language.environment import EMPTY_ENVIRONMENT, merge_environments, parse_environment
+from ..language.environment import EMPTY_ENVIRONMENT, Environment, merge_environments, parse_environment
 from ..errors import StackNotFound, TemplateError
 from ..run.guards import Refused
 from ..store.locking import stack_lock
@@ -316,9 +316,7 @@ def load_target(store: SealedStore, stack: StackRecord, revision: RevisionRecord
     stored = revision.definition
     files = dict(stored.get("files", {}))
     source = TemplateSource(stored.get("template_path", ""), stored["template"], files)
-    texts = tuple((name, text) for name, text in stored.get("environment", []))
-    environments = [parse_environment(load_yaml(text, name), name) for name, text in texts]
-    merged = merge_environments(environments) if environments else EMPTY_ENVIRONMENT
+    texts, merged = recorded_environment(stored)
     inputs = LoadedInputs(source, merged, files, texts)
     given = _parameters(stack, stored, given_now)
     try:
@@ -331,6 +329,13 @@ def load_target(store: SealedStore, stack: StackRecord, revision: RevisionRecord
     _check_hidden(stack, stored, definition)
     keep_hidden_secrets(store, definition.parameters, stack.name)
     return Target(revision, inputs, given, definition, definition_digest(inputs, given, store.digest))
+
+
+def recorded_environment(stored: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], Environment]:
+    """The environment files a revision recorded (name, text), and their merge."""
+    texts = tuple((name, text) for name, text in stored.get("environment", []))
+    environments = [parse_environment(load_yaml(text, name), name) for name, text in texts]
+    return texts, merge_environments(environments) if environments else EMPTY_ENVIRONMENT
 
 
 def _parameters(stack: StackRecord, stored: Mapping[str, Any], given_now: Mapping[str, Any]) -> dict[str, Any]:

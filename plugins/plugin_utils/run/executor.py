@@ -43,6 +43,7 @@ from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
 from ..language.abandon import AbandonedResource, AbandonedStack
+from ..language.environment import Environment
 from ..language.template.loader import TemplateSource
 from ..resources.properties import validate_properties
 from ..secrets import key_missing
@@ -50,6 +51,7 @@ from ..store.base import EventRecord, StackRecord, Store, StoredResource, utc_no
 from ..store.sealed import SealedStore, sealed
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
+_SUFFIX_LENGTH = 12
 
 
 @dataclass(frozen=True)
@@ -187,8 +189,7 @@ class RunRuntime:
         self.secrets = RunSecrets(run.store, run.options.preview)
 
     def physical_name(self, resource_name: str) -> str:
-        suffix = "".join(secrets.choice(_NAME_CHARS) for _char in range(12))
-        return f"{self.stack_name}-{resource_name}-{suffix}"
+        return f"{self.stack_name}-{resource_name}-{_random_suffix()}"
 
     def sleep(self, seconds: float) -> None:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
@@ -326,8 +327,8 @@ class StackRun:
         self.definition: StackDefinition | None = None
         # True when the run stopped at a hook (not failed: waiting for a person).
         self.paused = False
-        # For a stack delete: the last definition, whose environment may set hooks.
-        self.delete_definition: StackDefinition | None = None
+        # For a stack delete: the last revision's environment, which may set hooks.
+        self.delete_environment: Environment | None = None
         # The runtime of the parent stack (nested stacks look configs up there).
         self.parent_runtime: RunRuntime | None = None
 
@@ -347,9 +348,11 @@ class StackRun:
         if not self.path:
             self.sink(Event(record, self.path))
 
-    def save(self, state: ResourceState, reason: str | None = None) -> None:
-        """Record a resource's new state, and its event, in one transaction."""
-        with self.store.transaction():
+    def save(self, state: ResourceState, reason: str | None = None, durable: bool = True) -> None:
+        """Record a resource's new state, and its event, in one transaction.  Not
+        ``durable``: a record of what has happened (a handler returned), whose
+        commit may wait for the next durable write (intent, before an action)."""
+        with self.store.transaction(durable):
             self.store.save_resource(
                 self.stack.id, state, self.requires.get(state.name, ()),
                 self.positions.get(state.name, 0),
@@ -372,6 +375,14 @@ class StackRun:
     # -- converge ---------------------------------------------------------------------
     def converge(self, definition: StackDefinition, action: str) -> bool:
         """Bring the stack to ``definition``; True when every resource got there."""
+        try:
+            return self._converge(definition, action)
+        finally:
+            # Nothing deferred stays uncommitted once the run stops (a run paused
+            # at hooks waits, and other processes read and write meanwhile).
+            self.store.flush()
+
+    def _converge(self, definition: StackDefinition, action: str) -> bool:
         self.definition = definition
         definition.scope.live = self.live
         self.keep_hidden_secret(definition)
@@ -391,6 +402,7 @@ class StackRun:
             lambda name: self._converge_resource(definition.resources[name]),
             self.options.max_workers,
             self.options.cancel.event,
+            self.store.flush,
         )
         self._record_not_started(definition, result.not_started)
         if result.paused and not result.failed and not self.options.cancel.event.is_set():
@@ -456,10 +468,11 @@ class StackRun:
     def _record_not_started(self, definition: StackDefinition, names: list[str]) -> None:
         """Resources a failure kept from starting are listed as Heat lists them:
         INIT_COMPLETE (nothing exists for them)."""
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             for name in names:
                 if name not in self.records:
-                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"))
+                    self.save(self._new_state(definition.resources[name], "INIT", "COMPLETE"),
+                              durable=False)
 
     def _finish(
         self, definition: StackDefinition, action: str, ok: bool, errors: Mapping[str, BaseException]
@@ -530,7 +543,8 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_update(record, properties), defn.name, "CREATE")
         except _Failed as failure:
-            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason)
+            self.save(replace(record, status="FAILED", status_reason=failure.reason), failure.reason,
+                      durable=False)
             raise
         self._complete(replace(record, properties=properties), outcome)
         self._hook_point(defn, self.records.get(defn.name), "create", "post")
@@ -684,7 +698,7 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
 
@@ -703,7 +717,7 @@ class StackRun:
                 lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
             )
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(replace(state, properties=properties), outcome)
 
@@ -770,7 +784,7 @@ class StackRun:
             outcome = self._guard(lambda: _adopted(handler, defn, properties, adopted),
                                   defn.name, "ADOPT")
         except _Failed as failure:
-            self.save(self._failed(state, failure.reason), failure.reason)
+            self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
 
@@ -780,7 +794,7 @@ class StackRun:
             physical_id=outcome.physical_id, data=dict(outcome.data),
             nested_stack_id=outcome.data.get("nested_stack_id", state.nested_stack_id),
         )
-        self.save(done, "state changed")
+        self.save(done, "state changed", durable=False)
 
     @staticmethod
     def _guard(call: Callable[[], Outcome], name: str, action: str) -> Outcome:
@@ -854,7 +868,7 @@ class StackRun:
         except _Failed as failure:
             self.event(old.name, "DELETE", "FAILED", failure.reason, old.physical_id)
             return False
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             self.event(old.name, "DELETE", "COMPLETE", "state changed", old.physical_id)
             if deleting and old.status == "IN_PROGRESS" and not everything:
                 # Left acting by a run that stopped: it may still make the thing
@@ -896,7 +910,7 @@ class StackRun:
     def _delete_resources(self, requires: Mapping[str, set[str]]) -> bool:
         graph = {n: {r for r in needs if r in requires} for n, needs in requires.items()}
         result = traverse(reverse(graph), self._delete_resource, self.options.max_workers,
-                          self.options.cancel.event)
+                          self.options.cancel.event, self.store.flush)
         if result.paused and not result.failed:
             self.paused = True
         return result.ok
@@ -914,14 +928,14 @@ class StackRun:
                     self._delete_physical(record, handler)
                 except _Failed as failure:
                     self.save(replace(state, status="FAILED", status_reason=failure.reason),
-                              failure.reason)
+                              failure.reason, durable=False)
                     raise
             record = replace(state, status="COMPLETE", status_reason="state changed")
-            self.save(record, "state changed")
+            self.save(record, "state changed", durable=False)
         # A post-delete hook keeps the (deleted) record until it is cleared.
         if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
             self._hook_point(None, record, "delete", "post", name=name)
-        with self.store.transaction():
+        with self.store.transaction(durable=False):
             self.store.delete_resource(self.stack.id, name)
         with self._states_lock:
             self.records.pop(name, None)
@@ -929,17 +943,27 @@ class StackRun:
     def _declared_hooks(self, name: str) -> frozenset[str]:
         """The environment's hooks for a resource being deleted (from the
         definition when there is one, else from the last revision's registry)."""
-        definition = self.definition or self.delete_definition
+        definition = self.definition
         if definition is not None and name in definition.resources:
             return definition.resources[name].hooks
-        if definition is not None:
-            return definition.environment.registry.hooks((name,))
-        return frozenset()
+        environment = definition.environment if definition is not None else self.delete_environment
+        return environment.registry.hooks((name,)) if environment is not None else frozenset()
 
     def _delete_physical(self, record: ResourceState, handler: Resource) -> None:
         if record.action == "INIT":
             return
         self._guard(lambda: _deleted(handler, record), record.name, "DELETE")
+
+
+def _random_suffix() -> str:
+    """12 characters of ``[a-z0-9]``, uniformly drawn: one draw of the system's
+    randomness for all of them (a draw per character is costly in a wide stack)."""
+    number = secrets.randbelow(len(_NAME_CHARS) ** _SUFFIX_LENGTH)
+    characters = []
+    for _position in range(_SUFFIX_LENGTH):
+        number, digit = divmod(number, len(_NAME_CHARS))
+        characters.append(_NAME_CHARS[digit])
+    return "".join(characters)
 
 
 def _later(seconds: float) -> str:

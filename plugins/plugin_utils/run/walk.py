@@ -24,6 +24,9 @@ Node = TypeVar("Node", bound=Hashable)
 # Handlers mostly wait (sleeps, remote calls), so more threads than cores pay off:
 # a wide stack of resources that each wait 1 s finishes in about 1 s.
 DEFAULT_WORKERS = 128
+# How long the walk waits for work to finish before calling ``before_waiting``:
+# completions that come in quick succession share one call (one store commit).
+LINGER = 0.05
 
 
 @dataclass
@@ -44,12 +47,15 @@ def traverse(
     work: Callable[[Node], None],
     max_workers: int = DEFAULT_WORKERS,
     stop: threading.Event | None = None,
+    before_waiting: Callable[[], None] = lambda: None,
 ) -> TraversalResult[Node]:
     """Call ``work(node)`` for every node after the nodes it requires.
 
     ``work`` signals failure by raising, and a pause by raising ``Paused`` (only
     its dependants wait).  Setting ``stop`` (a time-out, an interruption) keeps
-    new nodes from starting, like a failure does.
+    new nodes from starting, like a failure does.  ``before_waiting`` is called
+    whenever the walk is about to wait for work to finish, and at its end (the
+    executor commits the store writes it deferred).
     """
     graph = normalise(requires)
     dependants = reverse(graph)
@@ -73,16 +79,22 @@ def traverse(
                 ready = []
             if not running:
                 break
-            for future in _completions(completed):
+            for future in _completions(completed, before_waiting):
                 ready.extend(_settle(running.pop(future), future, dependants, waiting, result))
+    before_waiting()
     done = set(result.succeeded) | set(result.failed) | set(result.paused)
     result.not_started = [node for node in graph if node not in done]
     return result
 
 
-def _completions(completed: queue.SimpleQueue[Future[None]]) -> list[Future[None]]:
+def _completions(completed: queue.SimpleQueue[Future[None]],
+                 before_waiting: Callable[[], None]) -> list[Future[None]]:
     """The next finished future (waiting for one), and every other finished already."""
-    finished = [completed.get()]
+    try:
+        finished = [completed.get(timeout=LINGER)]
+    except queue.Empty:
+        before_waiting()
+        finished = [completed.get()]
     while True:
         try:
             finished.append(completed.get_nowait())

@@ -217,9 +217,14 @@ class Store(ABC):
     def close(self) -> None: ...
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Group several writes into one atomic transaction."""
+    def transaction(self, durable: bool = True) -> Iterator[None]:
+        """Group several writes into one atomic transaction, committed when it ends;
+        with ``durable=False`` (bookkeeping of what already happened) the commit may
+        wait for the next durable write or ``flush``."""
         yield
+
+    def flush(self) -> None:
+        """Commit the writes whose commit was deferred."""
 
     # -- locks (leases with fencing: store/leases.py) ---------------------------------
     lease_terms: LeaseTerms = LeaseTerms()

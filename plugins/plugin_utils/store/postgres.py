@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -168,42 +167,28 @@ class PostgresStore(SqlStore):
             if self._conn.closed and not self._fences:
                 return
             try:
+                if not (self._conn.closed or self._conn.broken):
+                    self.flush()
                 self.release_all_locks()
             except StoreError:
                 pass  # left to run out
             self._conn.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._in_transaction:
-                yield
-                return
-            self._execute("BEGIN")
-            self._in_transaction = True
-            try:
-                self._check_fences()
-                yield
-            except BaseException:
-                self._in_transaction = False
-                if not self._conn.closed and not self._conn.broken:
-                    try:
-                        self._execute("ROLLBACK")
-                    except StoreError:
-                        pass
-                raise
-            else:
-                self._in_transaction = False
-                self._execute("COMMIT")
-            finally:
-                self._in_transaction = False
+    def _refuse_change(self) -> None:
+        """A PostgreSQL store is always writable (the server refuses what it must)."""
+
+    def _abandon(self) -> None:
+        if self._conn.closed or self._conn.broken:
+            self._batch_open = False  # the server rolled it back with the session
+            return
+        super()._abandon()
 
     def _execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         with self._lock:
             try:
                 return self._conn.execute(sql, args or None)
             except (self._pg.OperationalError, self._pg.InterfaceError) as exc:
-                if self._in_transaction or not (self._conn.broken or self._conn.closed):
+                if self._in_transaction or self._batch_open or not (self._conn.broken or self._conn.closed):
                     raise self._failure(exc) from None
                 lost = exc
             # The session ended while the job lives (idle_session_timeout, a
@@ -235,7 +220,7 @@ class PostgresStore(SqlStore):
         return StoreError(f"store {self._shown}: {_first_line(exc)}")
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        with self._lock, self._fenced():
+        with self._lock, self._own_transaction():
             return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[dict[str, Any]]:

@@ -55,6 +55,14 @@ from .base import (
 )
 
 
+# The fields of a resource's state that may hold secrets.
+_SECRET_FIELDS = ("status_reason", "physical_id", "properties", "data", "metadata", "update_policy")
+
+
+def _same_values(opened: Mapping[str, Any], value: Mapping[str, Any]) -> bool:
+    return all(opened[key] is item for key, item in value.items())
+
+
 class SealedStore(Store):
     """A backend store, with secrets sealed on the way in and opened on the way out."""
 
@@ -231,9 +239,13 @@ class SealedStore(Store):
             if not value.startswith(PREFIX):
                 return value
         elif kind is dict or isinstance(value, Mapping):
-            return {k: self._opened(stack_id, v) for k, v in value.items()}
+            opened = {k: self._opened(stack_id, v) for k, v in value.items()}
+            # Nothing sealed inside: the row's own (freshly decoded) dict, so a
+            # record with nothing to open is kept as it is (see _state).
+            return value if kind is dict and _same_values(opened, value) else opened
         elif kind is list:
-            return [self._opened(stack_id, item) for item in value]
+            items = [self._opened(stack_id, item) for item in value]
+            return value if all(a is b for a, b in zip(items, value)) else items
         else:
             return value
         if self.key is None:
@@ -261,7 +273,8 @@ class SealedStore(Store):
                        outcome=self._opened(sid, revision.outcome))
 
     def _opened_resource(self, stored: StoredResource) -> StoredResource:
-        return replace(stored, state=self._state(stored.stack_id, stored.state, self._opened))
+        state = self._state(stored.stack_id, stored.state, self._opened)
+        return stored if state is stored.state else replace(stored, state=state)
 
     def _opened_event(self, event: EventRecord) -> EventRecord:
         return replace(event, reason=self._opened(event.stack_id, event.reason),
@@ -269,21 +282,24 @@ class SealedStore(Store):
 
     @staticmethod
     def _state(stack_id: str, state: ResourceState, change: Any) -> ResourceState:
-        return replace(
-            state, status_reason=change(stack_id, state.status_reason),
-            physical_id=change(stack_id, state.physical_id),
-            properties=change(stack_id, state.properties), data=change(stack_id, state.data),
-            metadata=change(stack_id, state.metadata),
-            update_policy=change(stack_id, state.update_policy))
+        """``state`` with ``change`` applied to the fields that may hold secrets
+        (``state`` itself when nothing changed: every row read comes here)."""
+        changed = {name: change(stack_id, getattr(state, name)) for name in _SECRET_FIELDS}
+        if all(changed[name] is getattr(state, name) for name in _SECRET_FIELDS):
+            return state
+        return replace(state, **changed)
 
     # -- the Store interface: plain passes, sealed writes, opened reads -----------------
     def close(self) -> None:
         self.inner.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self.inner.transaction():
+    def transaction(self, durable: bool = True) -> Iterator[None]:
+        with self.inner.transaction(durable):
             yield
+
+    def flush(self) -> None:
+        self.inner.flush()
 
     def acquire_lock(self, stack_name: str, holder: str) -> int:
         return self.inner.acquire_lock(stack_name, holder)

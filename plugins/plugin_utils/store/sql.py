@@ -14,9 +14,10 @@ from __future__ import annotations
 import functools
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, ContextManager
 
 from ..errors import StackNotFound
 from ..secrets import new_salt
@@ -214,6 +215,101 @@ class SqlStore(LeaseRows):
     (locks: leases.py)."""
 
     dialect: Dialect
+    # How a write transaction starts (SQLite: take the write lock at once).
+    begin_statement: ClassVar[str] = "BEGIN"
+    # A transaction whose COMMIT is deferred: bookkeeping writes wait in it for
+    # the next durable write, ``flush`` or ``close`` (see ``transaction``).
+    _batch_open = False
+    _commit_wanted = False
+
+    # -- transactions (durable, or deferred into the open batch) ------------------------
+    @contextmanager
+    def transaction(self, durable: bool = True) -> Iterator[None]:
+        """Writes made together or not at all.  A durable transaction is committed
+        when it ends, with every deferred write before it (in order); one with
+        ``durable=False`` (a record of what already happened) joins the open batch
+        and is committed by the next durable write or ``flush``.  So what is
+        committed is always a prefix of the writes made, and intent recorded
+        before an action is on disk before it."""
+        with self._lock:
+            if self._in_transaction:
+                self._commit_wanted = self._commit_wanted or durable
+                yield
+                return
+            self._refuse_change()
+            joined = self._batch_open
+            self._start(joined)
+            self._in_transaction, self._commit_wanted = True, durable
+            try:
+                if not joined:
+                    self._check_fences()  # once per real transaction
+                yield
+            except BaseException:
+                self._in_transaction = False
+                self._undo(joined)
+                raise
+            self._in_transaction = False
+            if joined:
+                self._execute("RELEASE SAVEPOINT hotplay_step")
+            if self._commit_wanted:
+                self._commit()
+
+    def flush(self) -> None:
+        """Commit the deferred writes (before a run waits, and when it ends)."""
+        with self._lock:
+            if self._batch_open and not self._in_transaction:
+                self._commit()
+
+    def _start(self, joined: bool) -> None:
+        if joined:  # undone alone on failure, the batch before it kept
+            self._execute("SAVEPOINT hotplay_step")
+        else:
+            self._execute(self.begin_statement)
+            self._batch_open = True
+
+    def _commit(self) -> None:
+        try:
+            self._execute("COMMIT")
+        except BaseException:
+            self._abandon()
+            raise
+        self._batch_open = False
+
+    def _undo(self, joined: bool) -> None:
+        """Roll back a failed transaction: only its own writes when it joined the
+        batch (the whole batch when even that fails, as a kill would lose it)."""
+        if joined:
+            try:
+                self._execute("ROLLBACK TO SAVEPOINT hotplay_step")
+                self._execute("RELEASE SAVEPOINT hotplay_step")
+                return
+            except Exception:  # noqa: BLE001 - the connection's own error: drop the batch
+                pass
+        self._abandon()
+
+    def _abandon(self) -> None:
+        """Roll the open transaction back, whatever state the connection is in."""
+        self._batch_open = False
+        try:
+            self._execute("ROLLBACK")
+        except Exception:  # noqa: BLE001 - no transaction left, or no connection
+            pass
+
+    def _own_transaction(self) -> ContextManager[None]:
+        """Around a write outside a transaction: a durable transaction of its own
+        when a batch is open (or a lease is held, so the lease is checked first);
+        else the write commits alone (call with the connection lock held)."""
+        if self._batch_open and not self._in_transaction:
+            return self.transaction()
+        return self._fenced() if self._fences else nullcontext()
+
+    @abstractmethod
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """Run native SQL on the connection."""
+
+    @abstractmethod
+    def _refuse_change(self) -> None:
+        """Raise when this store cannot be written."""
 
     # -- the backend's connection (native SQL) ----------------------------------------
     @abstractmethod

@@ -17,8 +17,7 @@ import re
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -133,6 +132,7 @@ class SqliteStore(SqlStore):
     # step (NTP), well within a lease's length.
     lease_now = "((julianday('now') - 2440587.5) * 86400.0)"
     lease_row_lock = ""  # BEGIN IMMEDIATE holds the write lock already
+    begin_statement = "BEGIN IMMEDIATE"
 
     def __init__(self, path: str, lease_terms: LeaseTerms = LeaseTerms()) -> None:
         self._init_leases(lease_terms)
@@ -204,35 +204,16 @@ class SqliteStore(SqlStore):
         with self._lock:
             if not self.read_only:
                 try:
+                    self.flush()
                     self.release_all_locks()
                 except StoreError:
                     pass  # left to run out
             self._db.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._in_transaction:
-                yield
-                return
-            self._refuse_change()
-            self._execute("BEGIN IMMEDIATE")
-            self._in_transaction = True
-            try:
-                self._check_fences()
-                yield
-            except BaseException:
-                self._execute("ROLLBACK")
-                raise
-            else:
-                self._execute("COMMIT")
-            finally:
-                self._in_transaction = False
-
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self._lock:
             self._refuse_change()
-            with self._fenced():
+            with self._own_transaction():
                 return self._execute(sql, args)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
