@@ -80,14 +80,15 @@ def with_bytecode(archive: bytes) -> bytes:
     ``module_utils`` package."""
     source = zipfile.ZipFile(io.BytesIO(archive))
     output = io.BytesIO()
-    with zipfile.ZipFile(output, "w", compression=_compression(source)) as target:
+    compression = _compression(source)
+    with zipfile.ZipFile(output, "w", compression=compression) as target:
         names = set(source.namelist())
         for entry in source.infolist():
             data = source.read(entry)
             target.writestr(entry, data)
             if _is_module_util(entry.filename) and entry.filename + "c" not in names:
                 target.writestr(zipfile.ZipInfo(entry.filename + "c", entry.date_time),
-                                _bytecode(data, entry.filename))
+                                _bytecode(data, entry.filename), compress_type=compression)
     return output.getvalue()
 
 

@@ -42,7 +42,9 @@ PAYLOAD = {"ansible/__init__.py": "", "ansible/module_utils/__init__.py": "",
 
 
 def test_module_utils_get_bytecode_and_the_module_stays_source(tmp_path: Path) -> None:
-    names = zipfile.ZipFile(io.BytesIO(module_payloads.with_bytecode(_archive(PAYLOAD)))).namelist()
+    archive = zipfile.ZipFile(io.BytesIO(module_payloads.with_bytecode(_archive(PAYLOAD))))
+    names = archive.namelist()
+    assert archive.getinfo("ansible/module_utils/answer.pyc").compress_type == zipfile.ZIP_DEFLATED
     assert "ansible/module_utils/answer.pyc" in names
     assert "ansible/module_utils/__init__.pyc" in names
     assert "ansible/modules/ask.pyc" not in names
