@@ -12,16 +12,19 @@ into an empty directory, work that keeps the controller's CPUs busy;  ``wait``
 runs N ``ansible.builtin.wait_for`` calls that each wait 1 s, as a module calling
 a remote API (a cloud, a service) waits for it.
 Each figure is the median wall-clock time of ``--runs`` runs, ansible-playbook's
-start-up included.  The ratio is playbook time / stack time: above 1, the stack
+start-up included, and the median CPU time the run used (all its processes: on
+a loaded machine the steadier figure of the work done).  The ratio is playbook time / stack time: above 1, the stack
 is faster (its resources run side by side; the playbook's tasks one after the
-other).  Usage: make bench  (or: .venv/bin/python benchmarks/bench_modules.py
---counts 20 100 --runs 3).
+other).  N is 20, 100 and 500 by default; a count of ``--few-runs-from`` or more is run
+once (500 wait-bound playbook tasks alone take over ten minutes).  Usage: make
+bench  (or: .venv/bin/python benchmarks/bench_modules.py --counts 20 100 --runs 3).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -76,8 +79,9 @@ def _play(path: Path, tasks: list[dict[str, Any]]) -> Path:
     return path
 
 
-def run_once(kind: str, count: int, workload: str) -> float:
-    """One fresh run: an empty directory, a new store; the seconds it took."""
+def run_once(kind: str, count: int, workload: str) -> tuple[float, float]:
+    """One fresh run: an empty directory, a new store; the seconds it took, and
+    the CPU seconds it used (ansible-playbook and every process it started)."""
     with tempfile.TemporaryDirectory(prefix=f"bench-modules-{kind}-") as name:
         folder = Path(name)
         root = folder / "files"
@@ -88,38 +92,53 @@ def run_once(kind: str, count: int, workload: str) -> float:
                "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "ANSIBLE_LOCALHOST_WARNING": "false",
                "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false"}
         env.pop("PYTHONPATH", None)
+        used = _children_cpu()
         started = time.perf_counter()
         done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                                str(playbook)], cwd=folder, env=env, capture_output=True, text=True,
                               check=False)
         seconds = time.perf_counter() - started
+        used = _children_cpu() - used
         written = len(list(root.iterdir()))
     if done.returncode != 0 or written != (count if workload == "copy" else 0):
         sys.exit(f"{kind} run of {count} failed (rc {done.returncode}, {written} files):\n"
                  f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    return seconds
+    return seconds, used
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--counts", type=int, nargs="+", default=[20, 100])
+    parser.add_argument("--counts", type=int, nargs="+", default=[20, 100, 500])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--few-runs-from", type=int, default=500,
+                        help="counts from this one up are run once")
     parser.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
     args = parser.parse_args()
     if not (INSTALLED / "ansible_collections" / "hotplay" / "stacks").is_dir():
         sys.exit(f"the collection is not installed in {INSTALLED}: run make install first")
     print(f"module resources on one host vs the same tasks in a playbook "
-          f"(median of {args.runs} runs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
-    print(f"{'workload':<9} {'N':>5} {'stack s':>9} {'playbook s':>11} {'playbook/stack':>15}")
+          f"(median of the runs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    print(f"{'workload':<9} {'N':>5} {'runs':>4} {'stack s':>9} {'playbook s':>11} {'playbook/stack':>15}"
+          f" {'stack CPU s':>12} {'playbook CPU s':>15} {'load':>5}")
     for workload in args.workloads:
         for count in args.counts:
+            runs = args.runs if count < args.few_runs_from else 1
             times: dict[str, list[float]] = {"stack": [], "playbook": []}
-            for _run in range(args.runs):
+            cpu: dict[str, list[float]] = {"stack": [], "playbook": []}
+            for _run in range(runs):
                 for kind in ("stack", "playbook"):  # alternated: both see the same load
-                    times[kind].append(run_once(kind, count, workload))
+                    seconds, used = run_once(kind, count, workload)
+                    times[kind].append(seconds)
+                    cpu[kind].append(used)
             stack, playbook = statistics.median(times["stack"]), statistics.median(times["playbook"])
-            print(f"{workload:<9} {count:>5} {stack:>9.2f} {playbook:>11.2f} {playbook / stack:>14.2f}x",
-                  flush=True)
+            print(f"{workload:<9} {count:>5} {runs:>4} {stack:>9.2f} {playbook:>11.2f} "
+                  f"{playbook / stack:>14.2f}x {statistics.median(cpu['stack']):>12.1f} "
+                  f"{statistics.median(cpu['playbook']):>15.1f} {os.getloadavg()[0]:>5.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from ansible.plugins.loader import become_loader, connection_loader
 from ansible.template import trust_as_template
 
 from ..errors import HotplayError
+from .module_payloads import reuse_compiled_payloads
 
 
 _BUILDING = threading.Lock()
@@ -81,6 +82,7 @@ class PlayHost:
         self._remote_calls = threading.BoundedSemaphore(REMOTE_CALLS_PER_HOST)
         for loader in (action._shared_loader_obj.action_loader, connection_loader, become_loader):
             _load_one_at_a_time(loader)
+        reuse_compiled_payloads()
 
     # -- the HostContext interface ---------------------------------------------------
     @property
