@@ -21,11 +21,6 @@ description:
   - Idempotent. It reads the router's interface ports first and changes nothing when
     the interface is already there (present) or already gone (absent).
 options:
-  cloud:
-    description:
-      - The C(clouds.yaml) entry to use. Not given, openstacksdk's defaults
-        (C(OS_CLOUD), C(OS_*) variables).
-    type: str
   router:
     description: The router, by name or id.
     type: str
@@ -43,6 +38,7 @@ options:
     default: present
 extends_documentation_fragment:
   - hotplay.stacks.attributes
+  - hotplay.stacks.openstack
 attributes:
   check_mode:
     support: full
@@ -51,8 +47,6 @@ attributes:
     support: none
   idempotent:
     support: full
-requirements:
-  - openstacksdk
 author:
   - hotplay.stacks contributors (!UNKNOWN)
 """

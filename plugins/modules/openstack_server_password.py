@@ -12,20 +12,15 @@ short_description: Set the administrator password of a Nova server
 version_added: 0.1.0
 description:
   - The module behind the C(admin_pass) property of C(OS::Nova::Server) in the
-    collection's OpenStack environment (C(hotplay.stacks.openstack)):
-    M(openstack.cloud.server) has no option for it.
+    collection's OpenStack environment (C(hotplay.stacks.openstack)), for which
+    M(openstack.cloud.server) has no option.
   - Sets the password with Nova's C(changePassword) server action (openstacksdk's
     C(change_server_password)), the call Heat makes when C(admin_pass) changes. Heat
     gives the password to Nova when it creates the server; here it is set right
     after, so the server runs for a moment with the password Nova chose.
-  - Nova never shows a password, so whether it is already set cannot be read: each
+  - Nova never shows a password, so whether it is already set cannot be read. Each
     run sets it, and check mode is not supported.
 options:
-  cloud:
-    description:
-      - The C(clouds.yaml) entry to use. Not given, openstacksdk's defaults
-        (C(OS_CLOUD), C(OS_*) variables).
-    type: str
   server:
     description: The server, by name or id.
     type: str
@@ -34,9 +29,9 @@ options:
     description: The new administrator password. It is never logged (C(no_log)).
     type: str
     required: true
-    no_log: true
 extends_documentation_fragment:
   - hotplay.stacks.attributes
+  - hotplay.stacks.openstack
 attributes:
   check_mode:
     support: none
@@ -45,8 +40,6 @@ attributes:
   idempotent:
     support: none
     details: Nova cannot show the password, so each run sets it again.
-requirements:
-  - openstacksdk
 author:
   - hotplay.stacks contributors (!UNKNOWN)
 """

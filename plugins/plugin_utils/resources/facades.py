@@ -242,7 +242,8 @@ def translate_replaced(type_name: str, properties: Any, provider_parameters: Col
             if hidden not in provider_parameters:
                 _move(translated, hidden, replacement, path)
             continue
-        (parent, hidden_key), (_, key) = hidden.split(".", 1), replacement.split(".", 1)
+        parent, hidden_key = hidden.split(".", 1)
+        key = replacement.split(".", 1)[1]
         items = translated.get(parent)
         if isinstance(items, list):
             translated[parent] = [_moved(item, hidden_key, key, f"{path}.{parent}", f"{parent}.")
