@@ -7,11 +7,13 @@ that run playbooks too (tests/cloud, tests/heat)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
 _INTEGRATION = Path(__file__).resolve().parent / "integration" / "conftest.py"
+_REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[1]))
 
 
 def load() -> ModuleType:
@@ -25,3 +27,15 @@ def load() -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def optional_folder(variable: str, shared_name: str) -> Path | None:
+    """A folder of others' files the project does not ship (a corpus, a checkout):
+    the environment variable ``variable`` when set (asked for by name: a missing
+    folder is then an error of the test, not a skip), else ``../shared/<shared_name>``
+    beside the clone; None when neither is there."""
+    named = os.environ.get(variable)
+    if named:
+        return Path(named)
+    beside = _REPO.parent / "shared" / shared_name
+    return beside if beside.is_dir() else None

@@ -39,6 +39,9 @@ PORTS = {"keystone": 42700, "nova": 42701, "neutron": 42702, "glance": 42703,
 # The test cloud's passwords: it listens on 127.0.0.1 only and lives for one test run.
 ADMIN_PASSWORD = "hotplay-admin"
 SERVICE_PASSWORD = "hotplay-service"
+# A project of its own with a member user (clouds.yaml entry hotplay-demo): the admin
+# project owns the external network, so Nova never finds it the only network there.
+DEMO_PASSWORD = "hotplay-demo"
 SERVICES = ("nova", "neutron", "glance", "placement", "cinder")
 DATABASES = ("keystone", "nova_api", "nova_cell0", "nova", "neutron", "glance",
              "placement", "cinder")
@@ -429,7 +432,8 @@ def register_services(cloud: Cloud) -> None:
 
 
 def seed(cloud: Cloud) -> None:
-    """Flavors, an image, an external network and a compute host ready for servers."""
+    """Flavors, an image, an external network, a compute host ready for servers, and
+    a demo project with a member user."""
     conn = admin_connection(cloud)
     for name, ram, vcpus, disk in (("m1.tiny", 64, 1, 1), ("m1.small", 128, 1, 2)):
         if not conn.compute.find_flavor(name):
@@ -447,6 +451,11 @@ def seed(cloud: Cloud) -> None:
         conn.network.create_subnet(name="public-subnet", network_id=public.id,
                                    ip_version=4, cidr="172.24.4.0/24",
                                    gateway_ip="172.24.4.1", is_dhcp_enabled=False)
+    project = conn.identity.find_project("demo") or conn.identity.create_project(
+        name="demo", domain_id="default")
+    user = conn.identity.find_user("demo") or conn.identity.create_user(
+        name="demo", password=DEMO_PASSWORD, domain_id="default")
+    conn.identity.assign_project_role_to_user(project, user, conn.identity.find_role("member"))
     wait_until("the compute host in Nova",
                lambda: list(conn.compute.hypervisors()), timeout=120, every=1)
 
@@ -455,8 +464,10 @@ def write_clouds_yaml(cloud: Cloud) -> Path:
     auth = {"auth_url": cloud.url("keystone") + "/v3", "username": "admin",
             "password": ADMIN_PASSWORD, "project_name": "admin",
             "user_domain_name": "Default", "project_domain_name": "Default"}
-    document = {"clouds": {"hotplay": {"auth": auth, "region_name": REGION,
-                                       "identity_api_version": 3}}}
+    demo = {**auth, "username": "demo", "password": DEMO_PASSWORD, "project_name": "demo"}
+    document = {"clouds": {name: {"auth": credentials, "region_name": REGION,
+                                  "identity_api_version": 3}
+                           for name, credentials in (("hotplay", auth), ("hotplay-demo", demo))}}
     path = cloud.root / "clouds.yaml"
     path.write_text(json.dumps(document, indent=2) + "\n")  # JSON is YAML
     return path

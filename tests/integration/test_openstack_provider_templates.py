@@ -153,8 +153,6 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     rules = one(made, "security_group")["security_group_rules"]
     assert rules == [{"protocol": "tcp", "port_range_min": 22, "port_range_max": 22,
                       "remote_ip_prefix": "198.51.100.0/24"}]
-    router = one(made, "router")
-    assert router["network"] == "public"
     port = one(made, "port")
     assert port["network"] == net_id
     assert port["fixed_ips"] == [{"subnet_id": subnet_id, "ip_address": "10.0.0.10"}]
@@ -164,15 +162,21 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert (server["image"], server["flavor"], server["key_name"]) == ("cirros", "m1.small", "ops")
     assert server["meta"] == {"role": "app"} and server["userdata"] == "#!/bin/sh\necho hello\n"
     assert server["name"].startswith("app-server-")  # Heat-like physical name
-    fip, settings = sorted((c["args"] for c in made if c["module"] == "openstack.cloud.resource"),
-                           key=lambda args: args["service"] != "network")
-    assert (fip["service"], fip["type"]) == ("network", "ip")
+    by_type = {c["args"]["type"]: c["args"] for c in made if c["module"] == "openstack.cloud.resource"}
+    assert sorted(by_type) == ["ip", "router", "volume"]
+    fip, settings, router = by_type["ip"], by_type["volume"], by_type["router"]
+    assert (fip["service"], router["service"]) == ("network", "network")
+    # A router without the interfaces property is managed by id, so a rerun leaves
+    # the interfaces of OS::Neutron::RouterInterface alone; its gateway network by id.
+    assert router["attributes"]["external_gateway_info"] == {"network_id": MOCK_PUBLIC_ID}
+    assert router["attributes"]["name"].startswith("app-router-")
     # A volume's name, description and metadata are set by id (updated in place later).
     assert (settings["service"], settings["type"]) == ("block_storage", "volume")
     assert settings["attributes"] == {"id": volume_id, "name": "data", "description": "",
                                       "metadata": {"tier": "gold"}}
     # Heat takes the floating network by name; Neutron's API by id: the template looks it up.
-    assert one(made, "networks_info")["name"] == "public"
+    assert [c["args"]["name"] for c in made if c["module"] == "openstack.cloud.networks_info"] == \
+        ["public", "public"]
     assert fip["attributes"] == {"floating_network_id": MOCK_PUBLIC_ID, "port_id": port_id}
     assert one(made, "volume")["size"] == 10
     assert one(made, "keypair") == {"state": "present", "name": "ops",

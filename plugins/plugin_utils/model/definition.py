@@ -31,7 +31,7 @@ from ..language.parameters import (
 )
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import PropertySchema, Resource, ResourceState, resource_class
-from ..resources.facades import check_against_facade
+from ..resources.facades import check_against_facade, translate_replaced
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
@@ -417,6 +417,10 @@ class StackDefinition:
             error.path = error.path or f"{path}.type"
             raise
         self._check_type(name, str(entry["type"]), implementation, path)
+        if resource_class(implementation) is None:  # a provider standing for Heat's type
+            declared = self._provider(implementation).get("parameters") or {}
+            properties = translate_replaced(str(entry["type"]), properties, declared,
+                                            f"{path}.properties")
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),
@@ -690,11 +694,12 @@ def handler_for(definition: ResourceDefinition, runtime: RuntimeContext) -> Reso
 # provider templates mapped over those types too: a server waits for the subnets of its
 # networks (Nova takes an address from one, and the subnet cannot go while the server's
 # port holds one), a port for its network's subnets, a floating IP for the router whose
-# gateway is on its network.
+# gateway is on its network and for the router interface on its port's subnet.
 
 SUBNET, SERVER, PORT, ROUTER, FLOATING_IP = ("OS::Neutron::Subnet", "OS::Nova::Server",
                                              "OS::Neutron::Port", "OS::Neutron::Router",
                                              "OS::Neutron::FloatingIP")
+ROUTER_INTERFACE = "OS::Neutron::RouterInterface"
 
 
 def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, frozenset[str]]:
@@ -702,6 +707,8 @@ def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, fr
     every = list(definitions)
     subnets = [d for d in every if d.type == SUBNET]
     routers = [d for d in every if d.type == ROUTER]
+    interfaces = [d for d in every if d.type == ROUTER_INTERFACE]
+    ports = {d.name: d for d in every if d.type == PORT}
     implied: dict[str, frozenset[str]] = {}
     for defn in every:
         if defn.type == SERVER:
@@ -710,7 +717,8 @@ def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, fr
             network = _reference(_network_of(defn.properties))
             needs = {s.name for s in subnets if _reference(_network_of(s.properties)) == network}
         elif defn.type == FLOATING_IP:
-            needs = _floating_ip_needs(defn, routers)
+            needs = _floating_ip_needs(defn, routers) | _interfaces_of_ports(
+                [ports[name] for name in defn.requires if name in ports], interfaces, subnets)
         else:
             needs = set()
         implied[defn.name] = frozenset(needs - {defn.name})
@@ -746,6 +754,34 @@ def _floating_ip_needs(floating_ip: ResourceDefinition, routers: list[ResourceDe
                 and _reference(gateway.get("network")) == network:
             needs.add(router.name)
     return needs
+
+
+def _interfaces_of_ports(ports: list[ResourceDefinition], interfaces: list[ResourceDefinition],
+                         subnets: list[ResourceDefinition]) -> set[str]:
+    """Heat's FloatingIP._add_router_interface_dependencies: the router interfaces on
+    a subnet of a port the floating IP reads (Neutron reaches the external network
+    from the port's subnet only through one)."""
+    return {interface.name for interface in interfaces
+            if any(_port_on_subnet(port, _reference(interface.properties.get("subnet")
+                                                    or interface.properties.get("subnet_id")), subnets)
+                   for port in ports)}
+
+
+def _port_on_subnet(port: ResourceDefinition, subnet: Any, subnets: list[ResourceDefinition]) -> bool:
+    fixed_ips = _plain(port.properties.get("fixed_ips"))
+    if isinstance(fixed_ips, list) and fixed_ips:
+        return any(isinstance(entry, Mapping)
+                   and _reference(entry.get("subnet") or entry.get("subnet_id")) == subnet
+                   for entry in fixed_ips)
+    if subnet is None:
+        return True  # Heat: an interface whose subnet is not known yet counts
+    network = _reference(_network_of(port.properties))
+    if network is None:
+        return False
+    # Heat asks Neutron for the network's subnets; here the template's subnets say,
+    # and a subnet from outside the template might be on it.
+    named = [s for s in subnets if subnet == frozenset({s.name})]
+    return not named or any(_reference(_network_of(s.properties)) == network for s in named)
 
 
 def _network_of(properties: Mapping[str, Any]) -> Any:

@@ -37,6 +37,9 @@ class Facade:
     properties: Mapping[str, str]
     attributes: tuple[str, ...]
     required: tuple[str, ...] = field(default=())
+    # Heat's REPLACE translation rules: a hidden (deprecated) spelling -> the property
+    # that replaces it; ``list.key`` names a key of each item of a list property.
+    replaced: Mapping[str, str] = field(default_factory=dict)
 
 
 # Heat 27's schemas of the OS:: types the shipped OpenStack environment maps
@@ -57,6 +60,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
         required=("flavor",),
         attributes=("name", "addresses", "networks", "first_address", "instance_name",
                     "accessIPv4", "accessIPv6", "console_urls", "tags", "os_collect_config"),
+        replaced={"networks.uuid": "networks.network"},
     ),
     "OS::Nova::KeyPair": Facade(
         properties={"name": "String", "save_private_key": "Boolean", "public_key": "String",
@@ -84,6 +88,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
         required=("network",),
         attributes=("name", "network_id", "tenant_id", "allocation_pools", "gateway_ip",
                     "host_routes", "ip_version", "cidr", "dns_nameservers", "enable_dhcp"),
+        replaced={"network_id": "network"},
     ),
     "OS::Neutron::Port": Facade(
         properties={
@@ -99,6 +104,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
                     "name", "network_id", "security_groups", "status", "tenant_id",
                     "allowed_address_pairs", "subnets", "port_security_enabled", "qos_policy_id",
                     "dns_assignment", "network", "propagate_uplink_status"),
+        replaced={"network_id": "network", "fixed_ips.subnet_id": "fixed_ips.subnet"},
     ),
     "OS::Neutron::Router": Facade(
         properties={
@@ -113,6 +119,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
                     "subnet": "String", "port_id": "String", "port": "String"},
         required=("router",),
         attributes=(),
+        replaced={"router_id": "router", "subnet_id": "subnet", "port_id": "port"},
     ),
     "OS::Neutron::SecurityGroup": Facade(
         properties={"name": "String", "description": "String", "rules": "List",
@@ -128,6 +135,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
         required=("floating_network",),
         attributes=("router_id", "tenant_id", "floating_network_id", "fixed_ip_address",
                     "floating_ip_address", "port_id"),
+        replaced={"floating_network_id": "floating_network"},
     ),
     "OS::Cinder::Volume": Facade(
         properties={
@@ -140,6 +148,7 @@ OPENSTACK_FACADES: dict[str, Facade] = {
                     "display_description", "volume_type", "metadata", "source_volid", "status",
                     "created_at", "bootable", "metadata_values", "encrypted", "attachments",
                     "attachments_list", "multiattach"),
+        replaced={"imageRef": "image"},
     ),
     "OS::Cinder::VolumeAttachment": Facade(
         properties={"instance_uuid": "String", "volume_id": "String", "mountpoint": "String"},
@@ -212,6 +221,55 @@ def check_against_facade(type_name: str, provider: Mapping[str, Any], place: str
         if attribute not in outputs and attribute != "show":
             raise refuse(f"Attribute {attribute} for facade {type_name} missing in provider",
                          "outputs")
+
+
+def translate_replaced(type_name: str, properties: Any, provider_parameters: Collection[str],
+                       path: str) -> Any:
+    """Heat's REPLACE translation rules of ``type_name`` applied to the properties a
+    template gives a provider template standing for it: a hidden spelling
+    (``network_id``, ``fixed_ips: [{subnet_id: ...}]``) becomes the property that
+    replaced it, so templates written for Heat's own type run unchanged. A provider
+    that declares the hidden spelling as a parameter receives it as written (Heat
+    translates only for its own types). Both spellings given fail with Heat's words.
+    Keys are renamed in the template's snippets, before any value is resolved; a
+    list computed by a function is passed as it is."""
+    facade = OPENSTACK_FACADES.get(type_name)
+    if facade is None or not facade.replaced or not isinstance(properties, Mapping):
+        return properties
+    translated = dict(properties)
+    for hidden, replacement in facade.replaced.items():
+        if "." not in hidden:
+            if hidden not in provider_parameters:
+                _move(translated, hidden, replacement, path)
+            continue
+        parent, hidden_key = hidden.split(".", 1)
+        key = replacement.split(".", 1)[1]
+        items = translated.get(parent)
+        if isinstance(items, list):
+            translated[parent] = [_moved(item, hidden_key, key, f"{path}.{parent}", f"{parent}.")
+                                  if isinstance(item, Mapping) else item for item in items]
+    return translated
+
+
+def _moved(item: Mapping[str, Any], hidden: str, replacement: str, path: str,
+           label: str) -> dict[str, Any]:
+    moved = dict(item)
+    _move(moved, hidden, replacement, path, label)
+    return moved
+
+
+def _move(values: dict[str, Any], hidden: str, replacement: str, path: str, label: str = "") -> None:
+    """translation.py's ``replace``: the hidden value wins when the other is not given."""
+    if hidden not in values:
+        return
+    value = values.pop(hidden)
+    if value is None:
+        return
+    if values.get(replacement) not in (None, ""):
+        raise StackValidationFailed(
+            "Cannot define the following properties at the same time: "
+            f"{label}{replacement}, {label}{hidden}", path=path)
+    values[replacement] = value
 
 
 def _property_type(declared: Any) -> str:

@@ -122,3 +122,56 @@ def test_a_list_of_maps_reaches_a_provider_as_heat_passes_it():
     assert as_delimited_list(["a", None, "b"]) == ["a", "", "b"]
     assert as_delimited_list([]) == []
     assert as_delimited_list("a,b") == "a,b"
+
+
+PORT_PROVIDER = (SHIPPED / "neutron_port.yaml").read_text()
+
+
+def _port_properties(template: str, provider: str = PORT_PROVIDER) -> Any:
+    definition = define(template, provider, "OS::Neutron::Port")
+    return definition.resources["port"].properties
+
+
+def test_hidden_spellings_reach_a_provider_as_the_properties_that_replaced_them():
+    """Heat's translation rules of OS::Neutron::Port: network_id is network, and a
+    fixed_ips entry's subnet_id is subnet (heat-templates' servers_in_new_neutron_net
+    writes them so)."""
+    properties = _port_properties("""
+heat_template_version: 2013-05-23
+resources:
+  port:
+    type: OS::Neutron::Port
+    properties:
+      network_id: private
+      fixed_ips: [{subnet_id: private-subnet, ip_address: 10.0.0.5}, {subnet: other}]
+""")
+    assert properties == {"network": "private",
+                          "fixed_ips": [{"subnet": "private-subnet", "ip_address": "10.0.0.5"},
+                                        {"subnet": "other"}]}
+
+
+@pytest.mark.parametrize(("given", "names"), [
+    ("{network: a, network_id: b}", "network, network_id"),
+    ("{network: a, fixed_ips: [{subnet: s, subnet_id: t}]}", "fixed_ips.subnet, fixed_ips.subnet_id"),
+])
+def test_both_spellings_are_refused_in_heats_words(given, names):
+    with pytest.raises(StackValidationFailed) as refused:
+        _port_properties(f"""
+heat_template_version: 2013-05-23
+resources:
+  port: {{type: OS::Neutron::Port, properties: {given}}}
+""")
+    assert f"Cannot define the following properties at the same time: {names}" in str(refused.value)
+    assert "resources.port.properties" in str(refused.value)
+
+
+def test_a_provider_that_declares_a_hidden_spelling_receives_it_as_written():
+    """Heat translates only for its own types: a provider template gets what it declares."""
+    provider = PORT_PROVIDER.replace("\nparameters:\n", "\nparameters:\n  network_id: {type: string, default: ''}\n")
+    assert "network_id: {type: string" in provider
+    properties = _port_properties("""
+heat_template_version: 2013-05-23
+resources:
+  port: {type: OS::Neutron::Port, properties: {network: a, network_id: b}}
+""", provider)
+    assert properties == {"network": "a", "network_id": "b"}

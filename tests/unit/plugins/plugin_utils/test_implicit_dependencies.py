@@ -20,7 +20,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.definition im
 
 # The types' behaviour is not what is tested: OS::Heat::None takes any properties.
 TYPES = ("OS::Nova::Server", "OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
-         "OS::Neutron::Router", "OS::Neutron::FloatingIP")
+         "OS::Neutron::Router", "OS::Neutron::FloatingIP", "OS::Neutron::RouterInterface")
 ENVIRONMENT = parse_environment({"resource_registry": {t: "OS::Heat::None" for t in TYPES}}, "env.yaml")
 
 
@@ -87,3 +87,42 @@ def test_nothing_waits_on_what_it_does_not_need() -> None:
     graph = requires(NETWORKS)
     assert graph["subnet"] == {"net"}
     assert graph["router"] == set()
+
+
+INTERFACES = """
+heat_template_version: 2018-08-31
+resources:
+  net: {type: OS::Neutron::Net}
+  subnet: {type: OS::Neutron::Subnet, properties: {network: {get_resource: net}}}
+  other_net: {type: OS::Neutron::Net}
+  other_subnet: {type: OS::Neutron::Subnet, properties: {network: {get_resource: other_net}}}
+  router: {type: OS::Neutron::Router}
+  interface:
+    type: OS::Neutron::RouterInterface
+    properties: {router: {get_resource: router}, subnet_id: {get_resource: subnet}}
+  other_interface:
+    type: OS::Neutron::RouterInterface
+    properties: {router: {get_resource: router}, subnet: {get_resource: other_subnet}}
+  port:
+    type: OS::Neutron::Port
+    properties:
+      network: {get_resource: net}
+      fixed_ips: [{subnet_id: {get_resource: subnet}}]
+  port_without_ips: {type: OS::Neutron::Port, properties: {network: {get_resource: other_net}}}
+  fip: {type: OS::Neutron::FloatingIP, properties: {floating_network: public, port_id: {get_resource: port}}}
+  fip_on_network:
+    type: OS::Neutron::FloatingIP
+    properties: {floating_network: public, port_id: {get_resource: port_without_ips}}
+  fip_alone: {type: OS::Neutron::FloatingIP, properties: {floating_network: public}}
+"""
+
+
+def test_a_floating_ip_waits_for_the_router_interface_on_its_ports_subnet() -> None:
+    """heat-templates' servers_in_new_neutron_net: Neutron refuses the floating IP
+    until the port's subnet has a router interface (Heat:
+    FloatingIP._add_router_interface_dependencies)."""
+    graph = requires(INTERFACES)
+    assert graph["fip"] == {"port", "interface"}
+    # A port without fixed_ips: the interfaces on a subnet of its network.
+    assert graph["fip_on_network"] == {"port_without_ips", "other_interface"}
+    assert graph["fip_alone"] == set()

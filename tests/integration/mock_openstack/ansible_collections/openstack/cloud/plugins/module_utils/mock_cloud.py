@@ -124,7 +124,11 @@ def _find(objects: dict, kind: str, wanted: dict) -> dict | None:
     if kind == "server_volume":
         return next((o for o in objects.values()
                      if o["server"] == wanted.get("server") and o["volume"] == wanted.get("volume")), None)
-    handle = wanted.get("id") or wanted.get("name")
+    # openstack.cloud.resource names what it finds inside its attributes.
+    named = {**(wanted.get("attributes") or {}), **wanted} if kind == "resource" else wanted
+    handle = named.get("id") or named.get("name")
+    if handle is None:
+        return None
     return next((o for o in objects.values() if handle in (o["id"], o.get("name"))), None)
 
 
