@@ -120,6 +120,17 @@ def timed(what: str, step: Callable[[], None]) -> float:
     return seconds
 
 
+def timed_phases(side: str, steps: list[Callable[[], None]], clean_up: Callable[[], None]) -> list[float]:
+    """Create, update and delete through one side; after a failure, what it made is
+    deleted (both sides share the cloud's quotas)."""
+    print(side, flush=True)
+    try:
+        return [timed(phase, step) for phase, step in zip(PHASES, steps, strict=True)]
+    except SystemExit:
+        clean_up()
+        raise
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", type=int, default=20)
@@ -149,22 +160,13 @@ def main() -> int:
             hotplay = Hotplay(Path(folder), env)
             hotplay.template.write_text(yaml.safe_dump(body, sort_keys=False))
             heat = Heat(client, body)
-            print("hotplay", flush=True)
-            try:
-                ours = [timed("create", lambda: hotplay.run("present")),
-                        timed("update", lambda: hotplay.run("present", role="db")),
-                        timed("delete", lambda: hotplay.run("absent"))]
-            except SystemExit:
-                hotplay.run("absent")  # what a failed run made: the cloud is shared by both
-                raise
-            print("Heat", flush=True)
-            try:
-                theirs = [timed("create", lambda: heat.run("CREATE")),
-                          timed("update", lambda: heat.run("UPDATE", role="db")),
-                          timed("delete", lambda: heat.run("DELETE"))]
-            except SystemExit:
-                client.delete(heat.name, heat.stack_id)
-                raise
+            ours = timed_phases("hotplay", [lambda: hotplay.run("present"),
+                                            lambda: hotplay.run("present", role="db"),
+                                            lambda: hotplay.run("absent")],
+                                lambda: hotplay.run("absent"))
+            theirs = timed_phases("Heat", [lambda: heat.run("CREATE"), lambda: heat.run("UPDATE", role="db"),
+                                           lambda: heat.run("DELETE")],
+                                  lambda: client.delete(heat.name, heat.stack_id))
     finally:
         heat_service.stop()
     print(f"{'phase':<8} {'hotplay s':>10} {'Heat s':>8} {'Heat/hotplay':>13}")

@@ -35,7 +35,6 @@ from cloud import (HOST, REGION, SERVICE_PASSWORD, Cloud, CloudError, admin_conn
 AUTH_ENCRYPTION_KEY = "hotplay-test-cloud-heat-key-0032"
 STACK_DOMAIN = "heat"
 STACK_DOMAIN_ADMIN = "heat_domain_admin"
-PROCESSES = ("heat-engine", "heat-api")
 
 
 @dataclass
@@ -49,8 +48,19 @@ class HeatOnCloud:
     def url(self) -> str:
         return f"http://{HOST}:{self.port}/v1"
 
+    @property
+    def database(self) -> str:
+        """Its own database and RPC exchange: two Heats (a test's, a benchmark's) can
+        share the cloud without taking each other's stacks."""
+        return f"heat_{self.port}"
+
+    @property
+    def processes(self) -> tuple[str, str]:
+        """The names its engine and API are spawned under (their pid and log files)."""
+        return f"{self.database}-engine", f"{self.database}-api"
+
     def stop(self) -> None:
-        for name in PROCESSES:
+        for name in self.processes:
             pid_file = self.cloud.run / f"{name}.pid"
             if pid_file.exists():
                 stop_group(int(pid_file.read_text()))
@@ -85,15 +95,16 @@ def start(cloud_dir: Path, venv: Path) -> HeatOnCloud:
     heat = HeatOnCloud(cloud, free_port())
     try:
         register(cloud, heat.url)
-        conf = write_config(cloud, venv, heat.port)
-        create_database(cloud)
+        conf = write_config(cloud, venv, heat)
+        create_database(cloud, heat.database)
         cloud.check([str(venv / "bin/heat-manage"), f"--config-file={conf}", "db_sync"],
                     "heat-manage")
-        cloud.spawn("heat-engine", [str(venv / "bin/heat-engine"), f"--config-file={conf}"])
-        cloud.spawn("heat-api", [str(venv / "bin/heat-wsgi-api"), f"--host={HOST}",
-                                 f"--port={heat.port}", "--", f"--config-file={conf}"])
+        engine, api = heat.processes
+        cloud.spawn(engine, [str(venv / "bin/heat-engine"), f"--config-file={conf}"])
+        cloud.spawn(api, [str(venv / "bin/heat-wsgi-api"), f"--host={HOST}",
+                          f"--port={heat.port}", "--", f"--config-file={conf}"])
         wait_until("Heat's API", lambda: answers(cloud, heat), timeout=180, every=0.5)
-        wait_until("Heat's engine", lambda: engine_up(cloud), timeout=180, every=1)
+        wait_until("Heat's engine", lambda: engine_up(cloud, heat.database), timeout=180, every=1)
     except BaseException:
         heat.stop()
         raise
@@ -101,10 +112,10 @@ def start(cloud_dir: Path, venv: Path) -> HeatOnCloud:
 
 
 def answers(cloud: Cloud, heat: HeatOnCloud) -> bool:
-    for name in PROCESSES:
+    for name in heat.processes:
         if name not in cloud.running():
             raise CloudError(f"{name} exited: see {cloud.log / (name + '.out')} "
-                             f"and {cloud.log / 'heat.log'}")
+                             f"and {cloud.log / (heat.database + '.log')}")
     try:
         with urllib.request.urlopen(heat.url.rsplit("/", 1)[0] + "/", timeout=10):
             return True
@@ -114,18 +125,18 @@ def answers(cloud: Cloud, heat: HeatOnCloud) -> bool:
         return False
 
 
-def engine_up(cloud: Cloud) -> bool:
+def engine_up(cloud: Cloud, database: str) -> bool:
     """The engine has registered itself in the database (``heat-manage service list``
     would say so too): until then the API's calls to it time out."""
     found = subprocess.run(["mariadb", f"--socket={cloud.socket}", "-uroot", "-N", "-e",
-                            "SELECT COUNT(*) FROM heat.service WHERE deleted_at IS NULL"],
+                            f"SELECT COUNT(*) FROM {database}.service WHERE deleted_at IS NULL"],
                            capture_output=True, text=True, check=False)
     return found.returncode == 0 and found.stdout.strip() not in ("", "0")
 
 
-def create_database(cloud: Cloud) -> None:
+def create_database(cloud: Cloud, database: str) -> None:
     subprocess.run(["mariadb", f"--socket={cloud.socket}", "-uroot", "-e",
-                    "CREATE DATABASE IF NOT EXISTS heat"], capture_output=True, check=True)
+                    f"CREATE DATABASE IF NOT EXISTS {database}"], capture_output=True, check=True)
 
 
 def register(cloud: Cloud, url: str) -> None:
@@ -152,13 +163,14 @@ def register(cloud: Cloud, url: str) -> None:
     conn.identity.assign_domain_role_to_user(domain, domain_admin, admin)
 
 
-def write_config(cloud: Cloud, venv: Path, port: int) -> Path:
+def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
     keystone = cloud.url("keystone")
-    heat_url = f"http://{HOST}:{port}"
+    heat_url = f"http://{HOST}:{heat.port}"
     sections: dict[str, dict[str, object]] = {
         "DEFAULT": {
-            "transport_url": cloud.transport_url, "log_file": cloud.log / "heat.log",
+            "transport_url": cloud.transport_url, "log_file": cloud.log / f"{heat.database}.log",
             "debug": False, "host": "hotplay-heat", "num_engine_workers": 1,
+            "control_exchange": heat.database,
             "region_name_for_services": REGION,
             "auth_encryption_key": AUTH_ENCRYPTION_KEY,
             "stack_user_domain_name": STACK_DOMAIN, "stack_domain_admin": STACK_DOMAIN_ADMIN,
@@ -171,7 +183,7 @@ def write_config(cloud: Cloud, venv: Path, port: int) -> Path:
             "template_dir": cloud.data / "heat/templates",
             "max_resources_per_stack": -1,
         },
-        "database": {"connection": cloud.database("heat")},
+        "database": {"connection": cloud.database(heat.database)},
         "keystone_authtoken": authtoken(cloud, "heat"),
         # Heat acts later on a user's behalf through a trust to its own user.
         "trustee": {key: value for key, value in service_auth(cloud, "heat").items()
@@ -183,7 +195,7 @@ def write_config(cloud: Cloud, venv: Path, port: int) -> Path:
     }
     for folder in ("environment.d", "templates"):
         (cloud.data / "heat" / folder).mkdir(parents=True, exist_ok=True)
-    path = cloud.etc / "heat/heat.conf"
+    path = cloud.etc / f"heat/{heat.database}.conf"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(ini(sections))
     return path
