@@ -50,8 +50,9 @@ class HeatOnCloud:
 
     @property
     def database(self) -> str:
-        """Its own database and RPC exchange: two Heats (a test's, a benchmark's) can
-        share the cloud without taking each other's stacks."""
+        """A database of its own: each Heat started on the cloud begins empty.  Two
+        must not run at once: their engines would share RabbitMQ's ``engine`` queue
+        and each answer the other's calls."""
         return f"heat_{self.port}"
 
     @property
@@ -170,7 +171,6 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
         "DEFAULT": {
             "transport_url": cloud.transport_url, "log_file": cloud.log / f"{heat.database}.log",
             "debug": False, "host": "hotplay-heat", "num_engine_workers": 1,
-            "control_exchange": heat.database,
             "region_name_for_services": REGION,
             "auth_encryption_key": AUTH_ENCRYPTION_KEY,
             "stack_user_domain_name": STACK_DOMAIN, "stack_domain_admin": STACK_DOMAIN_ADMIN,
