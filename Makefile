@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test sanity bench fuzz differential clean
+.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential clean
 
 venv: $(BIN)/.installed
 
@@ -58,6 +58,11 @@ clean:
 # bench_modules.py runs ansible-playbook against the installed collection.
 bench: install test-deps
 	bash scripts/test.sh bench
+
+# hotplay against the real Heat engine on the test cloud: a stack of 20 servers, each
+# with a port and a volume, created, updated and deleted by both (benchmarks/bench_cloud.py).
+bench-cloud: install heat-peer
+	bash scripts/cloud.sh bench
 
 # The long bad-input run: the whole corpus with figures, and fuzzing with
 # HOTPLAY_FUZZ_EXAMPLES (default 5000) examples per property (docs/security.md).

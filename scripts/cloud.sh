@@ -8,6 +8,8 @@
 #   scripts/cloud.sh stop      stop it: nothing of it is left running
 #   scripts/cloud.sh status    what runs, and its memory
 #   scripts/cloud.sh test      deps, start, the tests marked openstack_cloud, stop
+#   scripts/cloud.sh bench ARGS...   deps, start, benchmarks/bench_cloud.py (hotplay
+#                              against the real Heat engine on the cloud), stop
 #   scripts/cloud.sh openstack ARGS...   the openstack CLI, pointed at the cloud
 #
 # HOTPLAY_CLOUD_DIR overrides .build/cloud.
@@ -86,13 +88,17 @@ case "${1:-}" in
   status) exec "$venv/bin/python" tests/cloud/cloud.py status "$dir" ;;
   openstack) shift
     OS_CLIENT_CONFIG_FILE=$dir/clouds.yaml OS_CLOUD=hotplay exec "$venv/bin/openstack" "$@" ;;
-  test)
+  test | bench)
     "$0" deps
     "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
     rm -rf "$dir"
     trap '"$venv/bin/python" tests/cloud/cloud.py stop "$dir"' EXIT
     "$venv/bin/python" tests/cloud/cloud.py start "$dir"
     export HOTPLAY_CLOUD_DIR=$dir HOTPLAY_OPENSTACK_COLLECTIONS=$collections
-    bash scripts/test.sh cloud ;;
-  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+    if [[ $1 == test ]]; then
+      bash scripts/test.sh cloud
+    else
+      .venv/bin/python benchmarks/bench_cloud.py "${@:2}"
+    fi ;;
+  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "differential"))
 import integration_harness  # noqa: E402  (tests/, put on the path above)
+from heat_peer import HeatClient, peer_venv  # noqa: E402  (tests/differential)
+
+import heat_on_cloud  # noqa: E402  (beside this file)
 
 integration = integration_harness.load()
 
@@ -45,3 +50,24 @@ def conn(cloud_env: dict[str, str]) -> Any:
 
     config = openstack.config.OpenStackConfig(config_files=[cloud_env["OS_CLIENT_CONFIG_FILE"]])
     return openstack.connection.Connection(config=config.get_one(cloud="hotplay"))
+
+
+@pytest.fixture(scope="session")
+def heat_on_the_cloud(cloud_env: dict[str, str]) -> Iterator[heat_on_cloud.HeatOnCloud]:
+    """The real Heat engine, behind the cloud's Keystone, for the session."""
+    venv = peer_venv()
+    if venv is None:
+        pytest.skip("the real Heat engine is not installed: `make heat-peer` installs it from the "
+                    "team's shared/ folder beside the clone (or set HEAT_VENV to a venv with openstack-heat)")
+    heat = heat_on_cloud.start(Path(os.environ["HOTPLAY_CLOUD_DIR"]), venv)
+    try:
+        yield heat
+    finally:
+        heat.stop()
+
+
+@pytest.fixture
+def heat_client(heat_on_the_cloud: heat_on_cloud.HeatOnCloud, conn: Any) -> HeatClient:
+    """Heat's API for the cloud's admin project, with a token of the cloud's Keystone."""
+    return HeatClient(heat_on_cloud.project_endpoint(heat_on_the_cloud, conn), poll=0.5,
+                      timeout=300, token=conn.auth_token)

@@ -94,14 +94,16 @@ class HeatPeer:
 class HeatClient:
     """The few calls of Heat's REST API the tester needs."""
 
-    def __init__(self, endpoint: str, poll: float = 0.1, timeout: float = 120) -> None:
-        self.endpoint, self.poll, self.timeout = endpoint, poll, timeout
+    def __init__(self, endpoint: str, poll: float = 0.1, timeout: float = 120,
+                 token: str = "differential") -> None:
+        # noauth Heat takes any token; a Heat behind Keystone needs a real one.
+        self.endpoint, self.poll, self.timeout, self.token = endpoint, poll, timeout, token
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.endpoint + path, data=data, method=method, headers={
             "Content-Type": "application/json", "Accept": "application/json",
-            "X-Auth-Token": "differential"})
+            "X-Auth-Token": self.token})
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 text = response.read()

@@ -151,8 +151,10 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert (subnet["allocation_pool_start"], subnet["allocation_pool_end"]) == ("10.0.0.10", "10.0.0.200")
     assert subnet["dns_nameservers"] == ["192.0.2.53"]
     rules = one(made, "security_group")["security_group_rules"]
+    # No egress rule given: Neutron's default egress rules stay, as in Heat.
     assert rules == [{"protocol": "tcp", "port_range_min": 22, "port_range_max": 22,
-                      "remote_ip_prefix": "198.51.100.0/24"}]
+                      "remote_ip_prefix": "198.51.100.0/24"},
+                     {"direction": "egress", "ether_type": "IPv4"}, {"direction": "egress", "ether_type": "IPv6"}]
     port = one(made, "port")
     assert port["network"] == net_id
     assert port["fixed_ips"] == [{"subnet_id": subnet_id, "ip_address": "10.0.0.10"}]
@@ -172,7 +174,7 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
     assert router["attributes"]["name"].startswith("app-router-")
     # A volume's name, description and metadata are set by id (updated in place later).
     assert (settings["service"], settings["type"]) == ("block_storage", "volume")
-    assert settings["attributes"] == {"id": volume_id, "name": "data", "description": "",
+    assert settings["attributes"] == {"id": volume_id, "name": "data", "description": None,
                                       "metadata": {"tier": "gold"}}
     # Heat takes the floating network by name; Neutron's API by id: the template looks it up.
     assert [c["args"]["name"] for c in made if c["module"] == "openstack.cloud.networks_info"] == \
