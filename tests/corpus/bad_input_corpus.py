@@ -174,7 +174,7 @@ def _long_list_property() -> str:
 def _too_many_resources() -> str:
     """One resource more than a stack may have."""
     lines = ["heat_template_version: 2021-04-16", "resources:"]
-    lines += [f"  r{i}: {{type: OS::Heat::None}}" for i in range(20_001)]
+    lines += [f"  r{i}: {{type: OS::Heat::None}}" for i in range(50_001)]
     return "\n".join(lines) + "\n"
 
 
