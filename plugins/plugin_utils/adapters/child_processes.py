@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from pathlib import Path
+
+from ..process_tree import descendants
 
 GRACE_SECONDS = 5.0
 
@@ -44,25 +45,3 @@ def _signal_all(pids: set[int], number: signal.Signals) -> None:
             os.kill(pid, number)
         except (ProcessLookupError, PermissionError):
             pass  # gone already, or not ours
-
-
-def descendants(root: int) -> set[int]:
-    """Every process below ``root``, from /proc (empty where there is none)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue  # ended while listed
-        # The command name may hold spaces and parentheses: fields follow the last ')'.
-        fields = text[text.rfind(")") + 2:].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found: set[int] = set()
-    pending = [root]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            if child not in found:
-                found.add(child)
-                pending.append(child)
-    return found

@@ -15,7 +15,9 @@ whatever happened to its process or its database session meanwhile.
 An expired lease may be taken over; a held one never, with one exception that
 needs no waiting: a holder in this very PID namespace (same boot, same namespace)
 whose process is gone.  A holder elsewhere (another machine, another container,
-even one with the same hostname) is judged by its lease alone.
+even one with the same hostname) is judged by its lease alone.  A holder whose
+lease ran out may still live (frozen, hung): where this host can reach it, the
+run taking over stops it and what it started first (fencing.py).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ContextManager
 
 from ..errors import LockLost, StackLocked
+from ..process_tree import pid_space, process_start
 from .base import BROKEN_NOTE, TAKEOVER_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
+from .fencing import fence
 
 LEASE_COLUMNS = "token, holder, host, pid, pid_space, pid_start, acquired, expires, note"
 
@@ -48,34 +52,6 @@ class Claimant:
 def this_process() -> Claimant:
     pid = os.getpid()
     return Claimant(socket.gethostname(), pid, pid_space(), process_start(pid))
-
-
-def pid_space() -> str:
-    """The boot id and PID namespace of this process ("" when /proc cannot tell,
-    or shows another namespace's processes): two processes with the same value
-    see each other's pids."""
-    try:
-        if os.readlink("/proc/self") != str(os.getpid()):
-            return ""  # /proc was mounted for another PID namespace
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
-            boot_id = boot.read().strip()
-        return f"{boot_id} {os.readlink('/proc/self/ns/pid')}"
-    except OSError:
-        return ""
-
-
-def process_start(pid: int) -> str:
-    """Start time of a process (clock ticks since boot), '' when it is gone: a
-    reused pid is not taken for the holder."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return ""
-    # A killed process nobody has reaped yet (a zombie) holds nothing any more.
-    if len(fields) < 20 or fields[0] in ("Z", "X"):
-        return ""
-    return fields[19]
 
 
 def holder_gone(lease: LeaseRecord) -> bool:
@@ -169,12 +145,13 @@ class LeaseRows(Store):
             if stack_name in self._fences or (current.held and not holder_gone(current)):
                 raise refusal(stack_name, current)
             token = current.token + 1
+            note = _takeover_note(current)
             self._change(
                 f"UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
                 f" pid_start = ?, acquired = ?, expires = {self.lease_now} + ?, note = ?"
                 " WHERE stack_name = ?",
                 (token, holder, me.host, me.pid, me.pid_space, me.pid_start, utc_now(),
-                 self.lease_terms.length, _takeover_note(current), stack_name))
+                 self.lease_terms.length, note, stack_name))
         self._fences[stack_name] = token
         return token
 
@@ -234,8 +211,15 @@ class LeaseRows(Store):
 
 
 def _takeover_note(previous: LeaseRecord) -> str:
-    """How a lease that was not released came to be taken (empty for a free one)."""
+    """How a lease that was not released came to be taken (empty for a free one).
+    A holder whose lease ran out may still live (frozen, hung): it is fenced
+    first, where this host can reach it, and the note says what was done."""
     if previous.expires <= 0 or not previous.holder:
         return ""
-    why = "its process is gone" if previous.held else f"its lease ran out at {previous.expiry_time()}"
+    if previous.held:
+        why = "its process is gone"
+    else:
+        why = f"its lease ran out at {previous.expiry_time()}"
+        fenced = fence(previous)
+        why += f"; {fenced}" if fenced else ""
     return f"{TAKEOVER_NOTE}{previous.who()}, token {previous.token}: {why}"

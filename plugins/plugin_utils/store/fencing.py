@@ -1,0 +1,132 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fencing the holder of a lease that is taken over: stop it, where this host can.
+
+A lease that ran out is taken over whatever its holder does meanwhile.  Its
+token stops every *write* of the old run, but not the processes it had started:
+a run frozen (SIGSTOP, a paused VM) while a module was writing a file goes on
+when it wakes, and that module finishes its write over what the new run did.
+When the old holder runs in this very PID namespace (same boot, same namespace,
+its pid still the process that took the lease), the run that takes over stops
+it, with everything below it (the Ansible worker and the module processes it
+started), before it acts: first SIGSTOP, so that nothing forks or acts in
+between, then SIGKILL, then it waits until they are gone.  A holder elsewhere
+(another host, container or PID namespace) cannot be reached; the takeover note
+says so, and docs/store.md says what may then still happen.
+
+What was done is written into the takeover note, which the run records as its
+``LOCK`` ``TAKEN_OVER`` event: the fence is audited with the takeover.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from ..process_tree import ancestors, descendants, pid_space, process_start, running
+from .base import LeaseRecord
+
+# How long killed processes are given to be gone (a process in uninterruptible
+# sleep, on a hung file system, dies only when its I/O returns).
+FENCE_WAIT = 5.0
+POLL = 0.02
+
+UNREACHABLE = ("not fenced: its processes are on another host or in another PID namespace, out of "
+               "this run's reach")
+
+
+def fence(lease: LeaseRecord) -> str:
+    """Stop the lease's holder and every process below it, when this host can;
+    what was done, for the takeover note ("" when its process is gone already)."""
+    here = pid_space()
+    if not here or lease.pid_space != here:
+        return UNREACHABLE
+    if process_start(lease.pid) != lease.pid_start:
+        return ""
+    if lease.pid == os.getpid() or lease.pid in ancestors(os.getpid()):
+        return "not fenced: it is this process or one above it"
+    try:
+        killed = _kill_tree(lease.pid, lease.pid_start)
+    except PermissionError:
+        return f"not fenced: not allowed to signal its process {lease.pid} (another user's)"
+    if not killed:
+        return ""  # it ended (and its pid may be another's) between the two looks
+    left = _wait_gone(killed)
+    if left:
+        return (f"fenced: killed its processes {_listed(killed)}, but {_listed(left)} still ran "
+                f"{FENCE_WAIT:g} s later (uninterruptible: a hung file system?); what they do may "
+                "still land")
+    return f"fenced: stopped and killed its processes {_listed(killed)} before this run acted"
+
+
+def _kill_tree(pid: int, start: str) -> list[int]:
+    """SIGSTOP ``pid`` (only while it is still the process that started at
+    ``start``) and every process below it, then SIGKILL them all; the pids."""
+    with _Handle(pid) as root:
+        if not root.is_open or process_start(pid) != start:
+            return []
+        root.send(signal.SIGSTOP)
+        stopped = {pid}
+        # Again until nothing new appears: a child may be forking as we look.
+        while fresh := descendants(pid) - stopped:
+            for child in fresh:
+                _send(child, signal.SIGSTOP)
+            stopped |= fresh
+        for child in stopped - {pid}:
+            _send(child, signal.SIGKILL)
+        root.send(signal.SIGKILL)
+    return sorted(stopped)
+
+
+class _Handle:
+    """A pidfd of the holder where the kernel has them (Linux 5.3): a signal
+    sent through it cannot reach another process that reused the pid."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.descriptor: int | None = None
+        self.is_open = True
+
+    def __enter__(self) -> "_Handle":
+        try:
+            self.descriptor = os.pidfd_open(self.pid)  # type: ignore[attr-defined]
+        except ProcessLookupError:
+            self.is_open = False
+        except (AttributeError, OSError):
+            self.descriptor = None  # no pidfds here: plain signals
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.descriptor is not None:
+            os.close(self.descriptor)
+
+    def send(self, number: int) -> None:
+        if self.descriptor is None:
+            _send(self.pid, number)
+            return
+        try:
+            signal.pidfd_send_signal(self.descriptor, number)  # type: ignore[attr-defined]
+        except ProcessLookupError:
+            pass
+
+
+def _send(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass  # gone already
+
+
+def _wait_gone(pids: list[int]) -> list[int]:
+    """The pids still running after FENCE_WAIT (a zombie counts as gone)."""
+    deadline = time.monotonic() + FENCE_WAIT
+    left = [pid for pid in pids if running(pid)]
+    while left and time.monotonic() < deadline:
+        time.sleep(POLL)
+        left = [pid for pid in left if running(pid)]
+    return left
+
+
+def _listed(pids: list[int]) -> str:
+    return ", ".join(str(pid) for pid in pids)

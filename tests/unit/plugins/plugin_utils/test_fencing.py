@@ -1,0 +1,119 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fencing: the run that takes a lease over stops the old holder and what it
+started, when they run in this PID namespace; with real processes (a holder that
+took a real lease, then was frozen with SIGSTOP, with a child of its own)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from pg_backends import pg_server, pg_url, store_url  # noqa: F401 pylint: disable=unused-import
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.process_tree import (
+    descendants,
+    pid_space,
+    process_start,
+    running,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.base import LeaseRecord
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.fencing import UNREACHABLE, fence
+
+# A holder: takes the lease of stack web, starts a child (as a worker starts a
+# module), says so, and works on.
+HOLDER = """
+import subprocess, sys, time
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+store = open_store(sys.argv[1])
+store.acquire_lock("web", "job 1")
+child = subprocess.Popen(["sleep", "600"])
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _lease(pid: int, space: str | None = None, start: str | None = None) -> LeaseRecord:
+    return LeaseRecord(stack_name="web", token=1, holder="job 1", host="h", pid=pid,
+                       pid_space=pid_space() if space is None else space,
+                       pid_start=process_start(pid) if start is None else start,
+                       acquired="2026-01-01T00:00:00Z", expires=1.0, note="", now=2.0)
+
+
+@pytest.fixture
+def tree():
+    """A process with a child (a shell running sleep): (shell pid, sleep pid)."""
+    shell = subprocess.Popen(["sh", "-c", "sleep 600; true"])
+    deadline = time.monotonic() + 10
+    while not descendants(shell.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    [child] = descendants(shell.pid)
+    yield shell, child
+    for pid in (child, shell.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    shell.wait()
+
+
+def test_a_frozen_holder_in_this_pid_namespace_is_killed_with_its_children(tree):
+    shell, child = tree
+    os.kill(shell.pid, signal.SIGSTOP)
+    os.kill(child, signal.SIGSTOP)
+    done = fence(_lease(shell.pid))
+    assert done == f"fenced: stopped and killed its processes {', '.join(map(str, sorted([shell.pid, child])))}" \
+                   " before this run acted"
+    assert shell.wait(timeout=10) == -signal.SIGKILL
+    assert not running(child)
+
+
+def test_a_reused_pid_is_not_killed(tree):
+    shell, _child = tree
+    assert fence(_lease(shell.pid, start="12345")) == ""  # another process had that pid
+    assert shell.poll() is None
+
+
+def test_a_holder_elsewhere_is_not_reached(tree):
+    shell, _child = tree
+    assert fence(_lease(shell.pid, space="another-boot pid:[1]")) == UNREACHABLE
+    assert shell.poll() is None
+
+
+def test_this_process_is_never_fenced():
+    assert fence(_lease(os.getpid())) == "not fenced: it is this process or one above it"
+    assert fence(_lease(os.getppid())) == "not fenced: it is this process or one above it"
+
+
+def test_taking_over_a_frozen_holder_s_lease_kills_it_and_its_module_first(store_url):
+    url = f"{store_url}?lock_lease=1&lock_renew=0.2"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, url], stdout=subprocess.PIPE, text=True,
+                              env=environment)
+    try:
+        module = int(holder.stdout.readline())
+        for pid in (holder.pid, module):
+            os.kill(pid, signal.SIGSTOP)  # a paused VM: the lease is no longer renewed
+        taker = open_store(url)
+        try:
+            deadline = time.monotonic() + 30
+            while taker.lock_record("web").held and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert taker.acquire_lock("web", "job 2") == 2
+            note = taker.lock_record("web").note
+        finally:
+            taker.close()
+        assert holder.wait(timeout=10) == -signal.SIGKILL and not running(module)
+        assert note.startswith(f"took over from job 1 (pid {holder.pid} on ")
+        assert note.endswith(f", token 1: its lease ran out at {note.split('its lease ran out at ')[1][:20]}; "
+                             f"fenced: stopped and killed its processes {min(holder.pid, module)}, "
+                             f"{max(holder.pid, module)} before this run acted")
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
