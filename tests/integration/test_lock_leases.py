@@ -10,8 +10,10 @@
    the lease has run out.
 3. SQLite: a job on the same hostname but in another PID namespace cannot steal a
    live job's lock.
-4. A job whose lease was taken over while it was frozen stops before acting again;
-   what its module was making when it froze, finished after the takeover, is
+4. A job whose lease was taken over while it was frozen stops before acting again
+   (on another host), or is killed with its modules by the job that takes over
+   (on this host: fenced), so a module it had started cannot write over the new
+   job's work; what a cloud was making for it, finished after the takeover, is
    recorded (retired) by the run that took over, and deleted by the next run.
 5. ``hotplay.stacks.stack_lock`` shows the lock and breaks it, with an event.
 
@@ -63,6 +65,8 @@ TEMPLATE = PARAMETERS + """\
     """
 SHORT_LEASE = "lock_lease=3&lock_renew=0.5"
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+# The takeover note of a holder on this host: it and its processes were killed first.
+FENCED = r"fenced: stopped and killed its processes \d+(?:, \d+)+ before this run acted"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="other hosts are made with unshare, as root")
 
@@ -178,7 +182,8 @@ def test_a_job_killed_on_another_host_loses_its_lock_when_its_lease_runs_out(fol
     assert time.time() >= expires  # taken over only once the victim's lease had run out
     [(note,)] = _sqlite(folder, "SELECT note FROM leases WHERE stack_name = 'web'")
     assert re.match(r"^took over from ansible-playbook .*'Apply web as victim'\) \(pid \d+ on job-a, "
-                    rf"since {STAMP}\), token 1: its lease ran out at {STAMP}$", note), note
+                    rf"since {STAMP}\), token 1: its lease ran out at {STAMP}; not fenced: its processes are on another "
+                    r"host or in another PID namespace, out of this run's reach$", note), note
 
 
 def test_a_live_job_in_another_pid_namespace_with_the_same_hostname_keeps_its_lock(folder):
@@ -322,16 +327,17 @@ def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder
         assert ("CREATE", "COMPLETE", str(folder / "files" / "made-c"), 0) in rows, rows
         assert [r for r in rows if r[2] == late and r[3] > 0] == [("DELETE", "COMPLETE", late, 3)], rows
         frozen.signal(signal.SIGCONT)
-        woken = frozen.result()
+        output, _none = frozen.process.communicate(timeout=120)
     finally:
         if frozen.process.poll() is None:
             frozen.kill()
-    assert woken["failed"] and woken["msg"].startswith("lost the lock on stack web: taken over by "), woken
+    # Its own processes were killed by the taker (this host); the cloud's were not.
+    assert frozen.process.returncode != 0 and not frozen.dump.exists(), output
     [event] = [e for e in taker["events"] if e["action"] == "LOCK"]
     assert event["status"] == "TAKEN_OVER" and event["resource_name"] == "web"
     assert re.match(r"^Lock taken over by ansible-playbook \(\S+, task 'Apply web as taker'\) \(pid \d+ "
                     r"on \S+, token 3\) from ansible-playbook \(\S+, task 'Apply web as frozen'\) "
-                    rf"\(pid \d+ on \S+, since {STAMP}\), token 2: its lease ran out at {STAMP}$",
+                    rf"\(pid \d+ on \S+, since {STAMP}\), token 2: its lease ran out at {STAMP}; {FENCED}$",
                     event["reason"]), event["reason"]
     # The next run deletes the late thing, and only then forgets it.
     again = Job(folder, "again", store, "c", library=library).result()
@@ -340,6 +346,100 @@ def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder
     assert [r[:3] for r in _sqlite(folder, MADE_ROWS)] == [("CREATE", "COMPLETE", str(folder / "files" / "made-c"))]
     settled = Job(folder, "settled", store, "c", library=library).result()
     assert not settled["changed"], settled
+
+
+# A module that changes a file in place slowly: it says it started, waits, then
+# writes the content and logs the write (so a late write cannot hide behind an
+# equal content).
+SLOW_WRITE_MODULE = """\
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        'path': {'type': 'str', 'required': True}, 'content': {'type': 'str', 'default': ''},
+        'seconds': {'type': 'float', 'default': 0},
+        'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']}})
+    path = module.params['path']
+    if module.params['state'] == 'absent':
+        if os.path.exists(path):
+            os.unlink(path)
+        module.exit_json(changed=True)
+    folder = os.path.dirname(os.path.dirname(path))
+    open(os.path.join(folder, 'started-' + module.params['content']), 'w').close()
+    time.sleep(module.params['seconds'])
+    with open(path, 'w') as written:
+        written.write(module.params['content'])
+    with open(os.path.join(folder, 'writes.log'), 'a') as log:
+        log.write(module.params['content'] + '\\n')
+    module.exit_json(changed=True, path=path)
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+SLOW_WRITE_TEMPLATE = PARAMETERS + """\
+    resources:
+      settings:  # one file, changed in place by each version
+        type: Hotplay::Ansible::Module
+        properties:
+          module: ansible.legacy.slow_write
+          args:
+            path: &settings_path {list_join: ["/", [{get_param: dir}, settings]]}
+            content: {get_param: version}
+            seconds: {get_param: wait}
+          update_in_place: [content, seconds]
+          delete_module: ansible.legacy.slow_write
+          delete_args: {path: *settings_path, state: absent}
+    """
+
+
+
+@pytest.mark.parametrize("version", ["c", "b"])
+def test_a_frozen_job_on_this_host_is_fenced_so_its_module_cannot_write_over_the_taker(folder, version):
+    """Frozen while its module changes a file in place, a job's lease is taken over;
+    the job that takes over kills it and its module first (they run on this host,
+    in this PID namespace), then applies its own version (another, or the same:
+    what the frozen job left UPDATE IN_PROGRESS is applied again all the same).
+    Woken, the frozen job is dead: the file keeps the taker's content, written
+    once by the taker, and the frozen job's write never lands."""
+    library = folder / "library"
+    library.mkdir()
+    (library / "slow_write.py").write_text(SLOW_WRITE_MODULE)
+    write_template(folder, "web.yaml", SLOW_WRITE_TEMPLATE)
+    store = f"sqlite:///{folder / 'store.db'}?lock_lease=2&lock_renew=0.5"
+    assert Job(folder, "first", store, "a", library=library).result()["stack_status"] == "CREATE_COMPLETE"
+    frozen = Job(folder, "frozen", store, "b", wait=4, library=library)
+    try:
+        wait_until((folder / "started-b").exists, 120, "the frozen job's module to start")
+        frozen.signal(signal.SIGSTOP)  # mid-module: its write of "b" is 4 s away
+        taker = Job(folder, "taker", store, version, lock_timeout=30, library=library).result()
+        assert not taker["failed"], taker["msg"]
+        assert _files(folder) == {"settings": version}
+        frozen.signal(signal.SIGCONT)
+        output, _none = frozen.process.communicate(timeout=120)
+        time.sleep(5)  # longer than what was left of the frozen module's wait
+    finally:
+        if frozen.process.poll() is None:
+            frozen.kill()
+    assert frozen.process.returncode != 0 and not frozen.dump.exists(), output  # its worker was killed
+    assert _files(folder) == {"settings": version}
+    assert (folder / "writes.log").read_text() == f"a\n{version}\n"  # the frozen "b" never written
+    [event] = [e for e in taker["events"] if e["action"] == "LOCK"]
+    assert event["status"] == "TAKEN_OVER"
+    assert re.match(r"^Lock taken over by ansible-playbook \(\S+, task 'Apply web as taker'\) \(pid \d+ "
+                    r"on \S+, token 3\) from ansible-playbook \(\S+, task 'Apply web as frozen'\) "
+                    rf"\(pid \d+ on \S+, since {STAMP}\), token 2: its lease ran out at {STAMP}; {FENCED}$",
+                    event["reason"]), event["reason"]
+    rows = _sqlite(folder, "SELECT r.status, r.properties FROM resources r JOIN stacks s"
+                           " ON s.id = r.stack_id WHERE s.name = 'web' AND r.retired_in = 0")
+    assert [(st, json.loads(p)["args"]["content"]) for st, p in rows] == [("COMPLETE", version)]
+    again = Job(folder, "again", store, version, library=library).result()
+    assert not again["changed"], again  # settled: nothing left for the next run
 
 
 HOLD_THE_WRITE_LOCK = """
