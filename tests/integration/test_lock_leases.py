@@ -575,7 +575,7 @@ def test_postgres_a_job_whose_session_ends_keeps_its_lock(folder, pg_url, pg_ser
                    "the holder to be working")
         # And its session, if still there, is ended by hand too.
         _pg_rows(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        " WHERE application_name = 'hotplay.stacks' AND datname = %s", (database,))
+                        " WHERE application_name LIKE 'hotplay.stacks%%' AND datname = %s", (database,))
         time.sleep(3)  # past the idle timeout of any session it opened since
         _refused_while_held(folder, holder, pg_url)
     finally:

@@ -11,10 +11,20 @@ session that ends while the job lives (``idle_session_timeout``, a terminated
 backend, a failover, a pooler) is opened again and the job goes on under its lease,
 which no other job can take meanwhile.  psycopg is imported only when a PostgreSQL
 store is opened.
+
+A job stopped *inside* a transaction (SIGSTOP, a paused VM) keeps its session and
+the row locks of its open transaction: the lease row of its stack, and the rows it
+was writing.  Another job that needs one of them waits at most ``LOCK_WAIT``
+seconds (the session's ``lock_timeout``), then fails naming the store and the
+session, and the job, that hold it; a server with ``idle_in_transaction_session_timeout``
+ends such a session itself, rolling its transaction back, and the next run takes
+the stack over once the stopped job's lease has run out.  Rows of other stacks
+are not locked by it: their jobs go on.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import threading
@@ -22,8 +32,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import StoreError
+from ..errors import StoreBusy, StoreError
 from .base import LeaseTerms
+from .leases import this_process
 from .sql import EVENT_INSERT, META_TABLE, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
 
@@ -56,6 +67,16 @@ DIALECT = Dialect(
 
 # Serialises schema creation/migration between stores opening the same database.
 _MIGRATION_LOCK_KEY = 0x686F74706C6179  # "hotplay"
+
+# How long a statement waits for a row another session has locked (the session's
+# lock_timeout) before the store says who holds it.  A live job's transactions last
+# milliseconds (a deferred batch is committed within a fraction of a second), so
+# only a job stopped or hung inside a transaction holds a row this long; as
+# SQLite's busy timeout (sqlite.py's BUSY_TIMEOUT).
+LOCK_WAIT = 30.0
+# The sessions of this collection are named so (with the process and host, up to
+# PostgreSQL's 63 characters): pg_stat_activity shows which job a session is.
+APPLICATION = "hotplay.stacks"
 
 
 def _psycopg() -> Any:
@@ -124,13 +145,17 @@ class PostgresStore(SqlStore):
     # -- life cycle -----------------------------------------------------------------
     def _connect(self, connect_timeout: int) -> Any:
         pg = self._pg
+        me = this_process()
         try:
-            return pg.connect(
+            connection = pg.connect(
                 self.url,
                 autocommit=True,
                 connect_timeout=connect_timeout,
-                application_name="hotplay.stacks",
+                application_name=f"{APPLICATION} pid {me.pid} on {me.host}"[:63],
             )
+            # A row held by a stopped job is waited for this long, not for ever.
+            connection.execute(f"SET lock_timeout = {int(LOCK_WAIT * 1000)}")
+            return connection
         except pg.ProgrammingError as exc:  # a malformed URL; the driver quotes its parts
             raise StoreError(
                 f"store URL {self._shown!r} is not valid: {_without_password(self.url, _first_line(exc))}"
@@ -187,6 +212,8 @@ class PostgresStore(SqlStore):
         with self._lock:
             try:
                 return self._conn.execute(sql, args or None)
+            except self._pg.errors.LockNotAvailable:
+                raise self._busy() from None
             except (self._pg.OperationalError, self._pg.InterfaceError) as exc:
                 if self._in_transaction or self._batch_open or not (self._conn.broken or self._conn.closed):
                     raise self._failure(exc) from None
@@ -211,6 +238,36 @@ class PostgresStore(SqlStore):
         except StoreError as error:
             raise StoreError(f"lost the connection to the store {self._shown}: {_first_line(lost)};"
                              f" {error}") from None
+
+    def _busy(self) -> StoreBusy:
+        """A row this run needs was held past LOCK_WAIT: who holds it (looked up in
+        a session of its own: this one's transaction has failed), and what to do."""
+        holders = self._idle_in_transaction()
+        who = "; ".join(holders) if holders else "another session (none is idle in a transaction now)"
+        return StoreBusy(
+            f"the store {self._shown} is locked: {who} has held a row this run needs for over "
+            f"{LOCK_WAIT:g} s without finishing its transaction: a job stopped or hung inside a "
+            "write (a paused VM, SIGSTOP, a hung controller). Its session keeps the lock until the "
+            "server ends it (set idle_in_transaction_session_timeout on the database, and the "
+            "next run takes the stack over once that job's lease has run out) or it is ended: "
+            "SELECT pg_terminate_backend(PID); its unfinished write is rolled back")
+
+    def _idle_in_transaction(self) -> list[str]:
+        """The sessions of this database idle inside a transaction for over a second,
+        oldest first, each with the job whose lease names its process."""
+        try:
+            with self._pg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout,
+                                  application_name=f"{APPLICATION} diagnosis") as look:
+                sessions = look.execute(
+                    "SELECT pid, application_name, client_addr, xact_start FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND state LIKE 'idle in transaction%'"
+                    " AND state_change < clock_timestamp() - interval '1 second'"
+                    " ORDER BY xact_start LIMIT 3").fetchall()
+                leases = look.execute("SELECT stack_name, holder, host, pid FROM leases"
+                                      " WHERE expires > 0").fetchall()
+        except self._pg.Error:
+            return []
+        return [_session_named(row, leases) for row in sessions]
 
     def _failure(self, exc: BaseException) -> StoreError:
         if isinstance(exc, self._pg.OperationalError):
@@ -287,6 +344,19 @@ class PostgresStore(SqlStore):
             # Ids given explicitly: the sequence goes on after the highest.
             self._write("SELECT setval(pg_get_serial_sequence('events', 'id'),"
                         " (SELECT MAX(id) FROM events))")
+
+
+def _session_named(session: Sequence[Any], leases: Sequence[Sequence[Any]]) -> str:
+    """"session 4242 (hotplay.stacks pid 31 on web-1, client 10.0.0.5, in a transaction
+    since ...), the job holding stack web's lock (...)"."""
+    backend, application, client, since = session
+    where = f", client {client}" if client else ""
+    text = (f"session {backend} ({application or 'no application name'}{where}, in a transaction "
+            f"since {since.astimezone(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ})")
+    for stack, holder, host, pid in leases:
+        if application == f"{APPLICATION} pid {pid} on {host}"[:63]:
+            return f"{text}, the job holding stack {stack}'s lock ({holder}, pid {pid} on {host})"
+    return text
 
 
 def _first_line(exc: BaseException) -> str:
