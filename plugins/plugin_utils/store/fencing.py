@@ -90,7 +90,7 @@ class _Handle:
 
     def __enter__(self) -> "_Handle":
         try:
-            self.descriptor = os.pidfd_open(self.pid)  # type: ignore[attr-defined]
+            self.descriptor = os.pidfd_open(self.pid)
         except ProcessLookupError:
             self.is_open = False
         except (AttributeError, OSError):
@@ -106,7 +106,7 @@ class _Handle:
             _send(self.pid, number)
             return
         try:
-            signal.pidfd_send_signal(self.descriptor, number)  # type: ignore[attr-defined]
+            signal.pidfd_send_signal(self.descriptor, number)
         except ProcessLookupError:
             pass
 
