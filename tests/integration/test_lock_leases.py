@@ -182,8 +182,8 @@ def test_a_job_killed_on_another_host_loses_its_lock_when_its_lease_runs_out(fol
     assert time.time() >= expires  # taken over only once the victim's lease had run out
     [(note,)] = _sqlite(folder, "SELECT note FROM leases WHERE stack_name = 'web'")
     assert re.match(r"^took over from ansible-playbook .*'Apply web as victim'\) \(pid \d+ on job-a, "
-                    rf"since {STAMP}\), token 1: its lease ran out at {STAMP}; not fenced: its processes are on another "
-                    r"host or in another PID namespace, out of this run's reach$", note), note
+                    rf"since {STAMP}\), token 1: its lease ran out at {STAMP}; not fenced: its processes are "
+                    r"on another host or in another PID namespace, out of this run's reach$", note), note
 
 
 def test_a_live_job_in_another_pid_namespace_with_the_same_hostname_keeps_its_lock(folder):
