@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 
-from ..process_tree import descendants
+from ..store.processes import descendants
 
 GRACE_SECONDS = 5.0
 

@@ -24,7 +24,7 @@ import os
 import signal
 import time
 
-from ..process_tree import ancestors, descendants, pid_space, process_start, running
+from .processes import ancestors, descendants, pid_space, process_start, running
 from .base import LeaseRecord
 
 # How long killed processes are given to be gone (a process in uninterruptible

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ContextManager
 
 from ..errors import LockLost, StackLocked
-from ..process_tree import pid_space, process_start
+from .processes import pid_space, process_start
 from .base import BROKEN_NOTE, TAKEOVER_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
 from .fencing import fence
 

@@ -22,8 +22,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import StoreBusy, StoreError
-from ..process_tree import pid_space
 from .base import LeaseTerms
+from .processes import pid_space
 from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
 # How long a statement waits for another process's write (SQLite's busy timeout)

@@ -15,7 +15,7 @@ import time
 import pytest
 from pg_backends import pg_server, pg_url, store_url  # noqa: F401 pylint: disable=unused-import
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.process_tree import (
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.processes import (
     descendants,
     pid_space,
     process_start,

@@ -4,8 +4,9 @@
 when a process started, and which PID namespace this process sees.
 
 Used to stop a task's own modules (adapters/child_processes.py) and to fence the
-holder of a lease this run takes over (store/fencing.py).  Elsewhere /proc is
-missing and every answer is "nothing known".
+holder of a lease this run takes over (fencing.py); lease rows record these facts
+of their holder (leases.py).  Elsewhere /proc is missing and every answer is
+"nothing known".
 """
 
 from __future__ import annotations
