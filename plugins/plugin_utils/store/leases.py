@@ -91,6 +91,9 @@ class LeaseRows(Store):
         self.lease_terms = terms
         self._fences: dict[str, int] = {}  # stack name -> token of the leases held
         self._unfenced = False  # True while the lease rows themselves are written
+        # What a backend did to the holder before it could even read the lease row
+        # (sqlite.py: a job stopped inside a write), for the takeover note.
+        self._fenced_before = ""
 
     @abstractmethod
     def _select(self, sql: str, args: Sequence[Any] = ()) -> list[Any]: ...
@@ -145,7 +148,8 @@ class LeaseRows(Store):
             if stack_name in self._fences or (current.held and not holder_gone(current)):
                 raise refusal(stack_name, current)
             token = current.token + 1
-            note = _takeover_note(current)
+            note = _takeover_note(current, self._fenced_before)
+            self._fenced_before = ""
             self._change(
                 f"UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
                 f" pid_start = ?, acquired = ?, expires = {self.lease_now} + ?, note = ?"
@@ -200,17 +204,19 @@ class LeaseRows(Store):
         rows = self._select(
             f"SELECT stack_name, {LEASE_COLUMNS}, {self.lease_now} AS store_now FROM leases"
             f" WHERE stack_name = ?{self.lease_row_lock if lock_row else ''}", (stack_name,))
-        if not rows:
-            return None
-        row = rows[0]
-        return LeaseRecord(
-            stack_name=row["stack_name"], token=int(row["token"]), holder=row["holder"],
-            host=row["host"], pid=int(row["pid"]), pid_space=row["pid_space"],
-            pid_start=row["pid_start"], acquired=row["acquired"], expires=float(row["expires"]),
-            note=row["note"], now=float(row["store_now"]))
+        return lease_of(rows[0]) if rows else None
 
 
-def _takeover_note(previous: LeaseRecord) -> str:
+def lease_of(row: Any) -> LeaseRecord:
+    """A leases row (with ``store_now``) as a record."""
+    return LeaseRecord(
+        stack_name=row["stack_name"], token=int(row["token"]), holder=row["holder"],
+        host=row["host"], pid=int(row["pid"]), pid_space=row["pid_space"],
+        pid_start=row["pid_start"], acquired=row["acquired"], expires=float(row["expires"]),
+        note=row["note"], now=float(row["store_now"]))
+
+
+def _takeover_note(previous: LeaseRecord, fenced_before: str = "") -> str:
     """How a lease that was not released came to be taken (empty for a free one).
     A holder whose lease ran out may still live (frozen, hung): it is fenced
     first, where this host can reach it, and the note says what was done."""
@@ -220,6 +226,6 @@ def _takeover_note(previous: LeaseRecord) -> str:
         why = "its process is gone"
     else:
         why = f"its lease ran out at {previous.expiry_time()}"
-        fenced = fence(previous)
+        fenced = fence(previous) or fenced_before
         why += f"; {fenced}" if fenced else ""
     return f"{TAKEOVER_NOTE}{previous.who()}, token {previous.token}: {why}"

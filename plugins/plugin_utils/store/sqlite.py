@@ -23,6 +23,8 @@ from urllib.parse import quote
 
 from ..errors import StoreBusy, StoreError
 from .base import LeaseTerms
+from .fencing import fence
+from .leases import LEASE_COLUMNS, lease_of
 from .processes import pid_space
 from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
 
@@ -260,6 +262,38 @@ class SqliteStore(SqlStore):
 
     def _insert_event(self, args: Sequence[Any]) -> int:
         return int(self._write(EVENT_INSERT, args).lastrowid or 0)
+
+    def acquire_lock(self, stack_name: str, holder: str) -> int:
+        """As every store; and when a job stopped inside a write holds the whole
+        file past the busy timeout while every lease it holds has run out, it is a
+        lost holder: fenced as a takeover fences (fencing.py), then tried again."""
+        try:
+            return super().acquire_lock(stack_name, holder)
+        except StoreBusy:
+            fenced = self._fence_stuck_writer()
+            if not fenced:
+                raise
+        self._fenced_before = fenced
+        return super().acquire_lock(stack_name, holder)
+
+    def _fence_stuck_writer(self) -> str:
+        """Fence the process holding the write lock when it is on this host, holds
+        leases, and all of them have run out; what was done ("" when nothing)."""
+        pid = write_lock_holder(self.path)
+        if pid is None:
+            return ""
+        try:
+            rows = self._read(
+                f"SELECT stack_name, {LEASE_COLUMNS}, {self.lease_now} AS store_now FROM leases"
+                " WHERE pid = ? AND pid_space = ? AND pid_space != '' AND expires > 0",
+                (pid, pid_space()))
+        except StoreError:
+            return ""
+        leases = [lease_of(row) for row in rows]
+        if not leases or any(lease.held for lease in leases):
+            return ""  # a job with a live lease is only slow: never killed
+        done = fence(leases[0])
+        return f"{done} (it held the store's write lock)" if done.startswith("fenced:") else ""
 
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------
     def stored_tables(self) -> dict[str, list[str]]:

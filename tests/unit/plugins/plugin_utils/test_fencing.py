@@ -117,3 +117,50 @@ def test_taking_over_a_frozen_holder_s_lease_kills_it_and_its_module_first(store
         if holder.poll() is None:
             holder.kill()
         holder.wait()
+
+
+# A holder stopped inside a SQLite write: it keeps the lock on the whole file.
+STOPPED_INSIDE_A_WRITE = """
+import sys, time
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+store = open_store(sys.argv[1])
+stack = store.create_stack("web")
+store.acquire_lock("web", "job 1")
+with store.transaction():
+    store.add_event(stack.id, "web", "UPDATE", "IN_PROGRESS", "Stack UPDATE started")
+    print("inside", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_lost_holder_stopped_inside_a_sqlite_write_is_fenced_and_taken_over(tmp_path, monkeypatch):
+    """SQLite: a job stopped inside a write holds the whole file; once its lease has
+    run out it is a lost holder like any other, and on this host it is fenced, which
+    ends its write (rolled back), so the next run takes over instead of failing
+    with 'the store is locked'."""
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import sqlite as sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT", 1.0)
+    url = f"sqlite:///{tmp_path / 's.db'}?lock_lease=1&lock_renew=0.2"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    holder = subprocess.Popen([sys.executable, "-c", STOPPED_INSIDE_A_WRITE, url], stdout=subprocess.PIPE,
+                              text=True, env=environment)
+    try:
+        assert holder.stdout.readline() == "inside\n"
+        os.kill(holder.pid, signal.SIGSTOP)
+        time.sleep(1.5)  # its lease (1 s) runs out
+        taker = open_store(url)
+        try:
+            assert taker.acquire_lock("web", "job 2") == 2
+            note = taker.lock_record("web").note
+            events = [e.status for e in taker.events(taker.find_stack("web").id)]
+        finally:
+            taker.close()
+        assert holder.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
+    assert note.endswith(f"; fenced: stopped and killed its processes {holder.pid} before this run acted"
+                         " (it held the store's write lock)"), note
+    assert events == []  # its unfinished write was rolled back
