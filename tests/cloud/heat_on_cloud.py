@@ -182,6 +182,9 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
             "environment_dir": cloud.data / "heat/environment.d",
             "template_dir": cloud.data / "heat/templates",
             "max_resources_per_stack": -1,
+            # Stacks go from this Heat to hotplay and back (tests/cloud/test_adopt_openstack.py):
+            # abandon data (stack export, abandon) and stack adopt are off in a stock Heat.
+            "enable_stack_abandon": True, "enable_stack_adopt": True,
         },
         "database": {"connection": cloud.database(heat.database)},
         "keystone_authtoken": authtoken(cloud, "heat"),

@@ -121,6 +121,9 @@ class AnsibleModule(Resource):
             schema=PropertySchema("string")),
     }
     attributes_schema = {}
+    # Only inside a provider template that stands for a resource Heat made (see
+    # handle_adopt): Heat's stacks have no module resources of their own.
+    adoptable = True
 
     # -- validation ----------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
@@ -157,6 +160,32 @@ class AnsibleModule(Resource):
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         """Rerun the module with the new arguments (only the in-place ones changed)."""
         return self._converge(properties, current.physical_id)
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """The thing Heat made (``adopted.resource_id``), as this module manages it: the
+        module in check mode must change nothing (else the template does not describe
+        the thing, and adopting it would change it on the next apply); then it runs to
+        return what it returns after a create (its attributes), changing nothing.
+        A module that cannot tell in check mode (it would act on every run, as setting
+        a password does) is not run: the resource is recorded as the template says."""
+        host = self._host(properties)
+        call = self._call(properties, adopted.resource_id)
+        verdict = _verdict(self._run(host, call, properties, check=True))
+        if verdict.get("failed"):
+            raise self.fail(f"{call.module} on {host.name}, reading {adopted.resource_id}: "
+                            f"{verdict.get('msg')}", "Error")
+        if verdict["changed"] is None:
+            return Outcome(self._physical_id(properties, {}), {"host": host.name, "attributes": {}})
+        if verdict["changed"]:
+            keys = ", ".join(verdict.get("changed_keys") or ()) or "it does not say what"
+            raise self.fail(f"{call.module} would change the existing {adopted.resource_id} "
+                            f"({keys}): the template does not describe what Heat made, so it "
+                            "cannot be adopted as it is", "Error")
+        result = self._run(host, call, properties)
+        if result.get("changed"):
+            raise self.fail(f"{call.module} changed {adopted.resource_id} although its check mode "
+                            "said it would not", "Error")
+        return self._outcome(host, properties, result)
 
     def _converge(self, properties: Mapping[str, Any], physical_id: str = "") -> Outcome:
         host = self._host(properties)

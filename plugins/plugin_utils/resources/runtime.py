@@ -99,5 +99,7 @@ class RuntimeContext(Protocol):
     def config_by_id(self, physical_id: str) -> str | None:
         """The ``config`` of a software config of this stack."""
 
-    def child(self, stack: StackRecord, resource_name: str) -> ChildStack:
-        """The nested stack ``stack`` of this stack's resource ``resource_name``."""
+    def child(self, stack: StackRecord, resource_name: str, adopt: Any = None) -> ChildStack:
+        """The nested stack ``stack`` of this stack's resource ``resource_name``;
+        ``adopt`` (language.abandon.AbandonedStack): what it adopts, when an adoption's
+        abandon data has no nested stack there (a provider template over Heat's type)."""
