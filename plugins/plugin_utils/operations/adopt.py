@@ -273,8 +273,14 @@ def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
             "apply yours")
     heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source,
                                                unmanaged=request.unmanaged))
-    heat = StackDefinition(heat_inputs.source, heat_inputs.environment, {},
-                           StackIdentity(request.name, abandoned.id), heat_inputs.files)
+    # Heat's template and environment, with the types mapped as the given environment
+    # maps them (Heat has OS::Nova::Server itself; here it is a provider template).
+    mapped = parse_environment({"resource_registry": inputs.environment.registry.as_dict()},
+                               f"{request.source}: the given resource_registry")
+    files = {**inputs.files, **heat_inputs.files}
+    heat = StackDefinition(TemplateSource(heat_inputs.source.path, heat_inputs.source.data, files),
+                           merge_environments([heat_inputs.environment, mapped]), {},
+                           StackIdentity(request.name, abandoned.id), files)
     ours, theirs = definition.parameters.values, heat.parameters.values
     differ = sorted(k for k in set(ours) | set(theirs)
                     if ours.get(k) != theirs.get(k) and not k.startswith("OS::"))
