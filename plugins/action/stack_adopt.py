@@ -57,10 +57,10 @@ class ActionModule(StackAction):
         name = args["name"] or abandoned.name
         request = AdoptRequest(
             name=name, abandoned=abandoned, source=source,
-            template=self._loader.path_dwim(args["template"]) if args["template"] else None,
-            environment=[self._loader.path_dwim(p) for p in args["environment"]],
+            template=self.local_path(args["template"]) if args["template"] else None,
+            environment=[self.local_path(p) for p in args["environment"]],
             parameters=args["parameters"],
-            file_roots=[self._loader.path_dwim(p) for p in args["file_roots"]],
+            file_roots=[self.local_path(p) for p in args["file_roots"]],
             check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
             unmanaged=args["unmanaged"],
         )

@@ -103,7 +103,8 @@ options:
     type: path
   environment:
     description:
-      - Environment files, as M(hotplay.stacks.stack)'s, with O(template).
+      - Environment files, as M(hotplay.stacks.stack)'s, with O(template); the
+        shipped C(hotplay.stacks.openstack) by that name.
     type: list
     elements: path
     default: []

@@ -120,7 +120,8 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     scratch.attach(stack.id)
     revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
     run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
-                                                            host=request.host))
+                                                            host=request.host,
+                                                            preview=request.check_mode))
     try:
         ok = run.converge(definition, "ADOPT")
     except HotplayError as error:  # the top stack's resources are not Heat's

@@ -193,6 +193,9 @@ def child_runtime(nested: NestedStackResource, state: ResourceState) -> RuntimeC
 
 # The random part of Heat's default names (<stack>-<resource>-<12 characters>).
 NAME_SUFFIX_LENGTH = 12
+# The id of Heat's resource that a provider template adopted (get_resource gives it
+# when the template's OS::stack_id is not known: a check-mode adoption).
+ADOPTED_ID = "adopted_id"
 
 
 class TemplateResource(NestedStackResource):
@@ -247,10 +250,11 @@ class TemplateResource(NestedStackResource):
         outcome = self._converge(child.id, properties, "ADOPT",
                                  adopt=self._adopted_members(child.name, child.id, adopted))
         made = self.runtime.store.get_stack(child.id).outputs.get("OS::stack_id")
-        if made != adopted.resource_id:
+        # A check-mode adoption does not run a module that cannot check: no id then.
+        if made != adopted.resource_id and not (made is None and getattr(self.runtime, "preview", False)):
             raise self.fail(f"{self.name}: {self.template_key} found {made!r}, not the "
                             f"{self._declared().type} {adopted.resource_id} Heat has")
-        return outcome
+        return Outcome(outcome.physical_id, {**outcome.data, ADOPTED_ID: adopted.resource_id})
 
     def _adopted_members(self, name: str, stack_id: str, adopted: Any) -> AbandonedStack:
         """Abandon data for this template's resources, made up from Heat's one: each
@@ -296,7 +300,8 @@ class TemplateResource(NestedStackResource):
 
     def reference_id(self, state: ResourceState) -> Any:
         outputs = self.outputs(state)
-        return outputs.get("OS::stack_id") or state.nested_stack_id or self.name
+        return (outputs.get("OS::stack_id") or state.data.get(ADOPTED_ID) or state.nested_stack_id
+                or self.name)
 
 
 def as_delimited_list(value: Any) -> Any:

@@ -70,6 +70,10 @@ class RuntimeContext(Protocol):
         """The store the run writes to (nested types keep their child stacks there)."""
 
     @property
+    def preview(self) -> bool:
+        """The run only shows what it would do (check mode): nothing real may change."""
+
+    @property
     def host(self) -> Any:
         """The task's host (resources.software_deployment.HostContext), or None."""
 

@@ -196,6 +196,10 @@ class RunRuntime:
             raise Cancelled(self.run.options.cancel.reason or "the run was cancelled")
 
     @property
+    def preview(self) -> bool:
+        return self.run.options.preview
+
+    @property
     def host(self) -> Any:
         """The task's host (resources.software_deployment.HostContext), or None."""
         return self.run.options.host
