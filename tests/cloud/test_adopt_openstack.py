@@ -265,3 +265,55 @@ def test_heat_openstack_stack_adopted_managed_and_given_back(
     assert conn.compute.find_server(ids["server"]) is None
     assert conn.network.find_network(ids["net"]) is None
     assert conn.block_storage.find_volume(ids["data"]) is None
+
+
+ON_A_PORT = """\
+    heat_template_version: 2018-08-31
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties:
+          network: {get_resource: net}
+          cidr: 10.10.0.0/24
+      sg:
+        type: OS::Neutron::SecurityGroup
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.10.0.5}]
+          # Without groups Neutron gives the port its default one, and the provider
+          # template (which passes []) would remove it: the port would be refused first.
+          security_groups: [{get_resource: sg}]
+      server:
+        type: OS::Nova::Server
+        properties:
+          image: hotplay-tiny
+          flavor: m1.tiny
+          networks: [{port: {get_resource: port}}]
+"""
+
+
+def test_a_server_on_a_port_is_refused(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
+                                       heat_stacks: Any) -> None:
+    """Heat refuses security_groups beside a port; openstack.cloud.server, given none, would
+    remove the groups Nova shows for the server (its port's): the check names the server and
+    nothing is written (docs/openstack.md, "Not yet right")."""
+    name = f"r{uuid.uuid4().hex[:8]}"
+    template = tmp_path / "on_a_port.yaml"
+    template.write_text(textwrap.dedent(ON_A_PORT))
+    heat_stacks(name).create(template.read_text(), {})
+    run = run_tasks([
+        {"hotplay.stacks.stack_adopt": {"cloud": "hotplay", "stack": name, "template": str(template),
+                                        "environment": ["hotplay.stacks.openstack"]},
+         "register": "refused"},
+        {"hotplay.stacks.stack_info": {}, "register": "listed"},
+    ], env=cloud_env)
+    refused = run.results["refused"]
+    assert refused["failed"] is True and "Traceback" not in run.stdout
+    assert "resources.server: Resource ADOPT failed" in refused["msg"]
+    assert "openstack.cloud.server would change the existing" in refused["msg"]
+    assert refused["msg"].endswith("nothing was written")
+    assert run.results["listed"]["stacks"] == []

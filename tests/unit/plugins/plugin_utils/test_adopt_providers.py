@@ -133,3 +133,17 @@ def test_the_real_thing_must_be_the_one_heat_has(store, hosts, tmp_path: Path) -
         adopt_stack(store, req, "test")
     assert "net.yaml found 'net-1234', not the OS::Neutron::Net net-5678 Heat has" in str(refused.value)
     assert store.list_stacks() == []
+
+
+def test_a_module_without_check_mode_is_read_by_running_it(store, hosts, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """It cannot say whether it would change the thing: it runs once, as a rerun would, and
+    what it returns is kept (openstack.cloud.network has no check mode)."""
+    provider = yaml.safe_load(yaml.safe_dump(PROVIDER))
+    provider["resources"]["network"]["properties"]["module"] = "test.fake.nocheck"
+    monkeypatch.setitem(globals(), "PROVIDER", provider)
+    hosts.files["play"] = {HEAT_NAME: "net-1234"}
+    adopted = adopt_stack(store, request(tmp_path, hosts), "test").as_dict()
+    assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")
+    assert [c["check_mode"] for c in hosts.calls] == [True, False]
+    assert adopted["outputs"] == {"net": "net-1234", "net_name": HEAT_NAME}
