@@ -40,11 +40,11 @@ description:
     C(OS::Neutron::*), C(OS::Cinder::Volume) and the others to theirs) is adopted
     into that template; the server, network, volume ... Heat made is read from the
     cloud by its id. Each C(Hotplay::Ansible::Module) resource of the template runs
-    its module in check mode first: a module that would change the real thing
+    its module in check mode first, and a module that would change the real thing
     refuses the adoption, naming it and what differs; then the module runs to return
     the thing's attributes, changing nothing. The names of servers, networks,
     subnets, ports, routers, security groups and volumes are read through
-    openstacksdk from O(cloud) (also with O(abandon_file)): the templates find
+    openstacksdk from O(cloud) (also with O(abandon_file)), since the templates find
     what they manage by name.
   - The adoption is run first in a scratch store, then copied into the store in
     one verified transaction.
@@ -71,7 +71,7 @@ options:
       - The C(clouds.yaml) entry of the cloud whose Heat runs the stack (openstacksdk
         on the controller). Needs O(stack), unless O(abandon_file) is given.
       - With O(abandon_file), the cloud whose servers, networks, volumes ... the file
-        names: their names are read from it when the O(environment) maps their types
+        names; their names are read from it when the O(environment) maps their types
         to provider templates.
     type: str
   stack:
