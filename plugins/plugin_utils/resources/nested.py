@@ -100,13 +100,11 @@ class NestedStackResource(Resource):
         # A failed or interrupted nested stack is converged again, not replaced.
         return not current.nested_stack_id
 
-    def _converge(self, child_id: str, properties: Mapping[str, Any], action: str,
-                  adopt: AbandonedStack | None = None) -> Outcome:
+    def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
         # Decided before the child changes (a group's skip list reads the members).
         extra = self.extra_data(properties)
         self._converge_pass(child_id, properties,
-                            lambda: (self.child_template(properties), frozenset()), action,
-                            adopt=adopt)
+                            lambda: (self.child_template(properties), frozenset()), action)
         return Outcome(child_id, {"nested_stack_id": child_id, **extra})
 
     def _converge_pass(self, child_id: str, properties: Mapping[str, Any],
@@ -247,14 +245,15 @@ class TemplateResource(NestedStackResource):
             name if len(name) > NAME_SUFFIX_LENGTH else self.runtime.physical_name(self.name),
             parent_id=self.runtime.stack_id, parent_resource=self.name)
         self.runtime.note_nested_stack(self.name, child.id)
-        outcome = self._converge(child.id, properties, "ADOPT",
-                                 adopt=self._adopted_members(child.name, child.id, adopted))
+        self._converge_pass(child.id, properties,
+                            lambda: (self.child_template(properties), frozenset()), "ADOPT",
+                            adopt=self._adopted_members(child.name, child.id, adopted))
         made = self.runtime.store.get_stack(child.id).outputs.get("OS::stack_id")
         # A check-mode adoption does not run a module that cannot check: no id then.
         if made != adopted.resource_id and not (made is None and getattr(self.runtime, "preview", False)):
             raise self.fail(f"{self.name}: {self.template_key} found {made!r}, not the "
                             f"{self._declared().type} {adopted.resource_id} Heat has")
-        return Outcome(outcome.physical_id, {**outcome.data, ADOPTED_ID: adopted.resource_id})
+        return Outcome(child.id, {"nested_stack_id": child.id, ADOPTED_ID: adopted.resource_id})
 
     def _adopted_members(self, name: str, stack_id: str, adopted: Any) -> AbandonedStack:
         """Abandon data for this template's resources, made up from Heat's one: each

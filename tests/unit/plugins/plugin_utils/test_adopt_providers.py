@@ -28,7 +28,11 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine i
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.export import heat_abandon
 
-from test_resources_module import FakeHosts, hosts, store  # noqa: F401  (its fixtures)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import StoreKey
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
+
+from test_resources_module import FakeHosts
 
 NET_ATTRIBUTES = ("status", "name", "subnets", "admin_state_up", "tenant_id",
                   "port_security_enabled", "mtu", "qos_policy_id", "l2_adjacency", "segments")
@@ -60,6 +64,18 @@ TEMPLATE = {"heat_template_version": "2018-08-31",
             "outputs": {"net": {"value": {"get_resource": "net"}},
                         "net_name": {"value": {"get_attr": ["net", "name"]}}}}
 HEAT_NAME = "web-net-abcdefghijkl"  # Heat's <stack>-<resource>-<12 random characters>
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    opened = sealed(SqliteStore(str(tmp_path / "store.db")), StoreKey("unit test store key"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def hosts() -> FakeHosts:
+    return FakeHosts()
 
 
 def write_inputs(folder: Path) -> tuple[str, str]:
