@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
@@ -24,9 +23,6 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine i
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import HOOK_TYPES
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
 
-COLLECTION_ROOT = Path(__file__).resolve().parents[2]
-# Environments shipped in the collection, by the name a task gives them.
-SHIPPED_ENVIRONMENTS = {"hotplay.stacks.openstack": "environments/openstack/environment.yaml"}
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},
@@ -93,8 +89,8 @@ class ActionModule(StackAction):
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
         request = ApplyRequest(
             name=args["name"],
-            template=self._local_path(args["template"]) if args["template"] else None,
-            environment=[self._local_path(p) for p in args["environment"]],
+            template=self.local_path(args["template"]) if args["template"] else None,
+            environment=[self.local_path(p) for p in args["environment"]],
             parameters=args["parameters"],
             existing=args["existing"],
             clear_parameters=args["clear_parameters"],
@@ -113,7 +109,7 @@ class ActionModule(StackAction):
             wait_for_hooks=args["wait_for_hooks"],
             host=host,
             lock_timeout=args["lock_timeout"],
-            file_roots=[self._local_path(p) for p in args["file_roots"]],
+            file_roots=[self.local_path(p) for p in args["file_roots"]],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)
@@ -127,13 +123,6 @@ class ActionModule(StackAction):
         if self._task.diff:
             result["diff"] = plan_diff(plan)
         return result
-
-    def _local_path(self, path: str) -> str:
-        """Relative paths are found as Ansible finds files: role, then playbook dir.
-        A shipped environment is named by its FQCN (``hotplay.stacks.openstack``)."""
-        if path in SHIPPED_ENVIRONMENTS:
-            return str(COLLECTION_ROOT / SHIPPED_ENVIRONMENTS[path])
-        return self._loader.path_dwim(path)
 
 
 def _breakpoints(args: dict[str, Any]) -> tuple[tuple[str, str], ...]:

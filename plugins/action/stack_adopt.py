@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from typing import Any
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
@@ -21,8 +24,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon im
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import (
     AdoptRequest,
     adopt_stack,
-    unmanaged_types,
+    read_only_types,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.cloud_names import NameReader, name_reader
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.heat_api import heat_client
 
 ARGUMENT_SPEC: dict[str, Any] = {
@@ -46,26 +50,43 @@ class ActionModule(StackAction):
     """Adopt a Heat stack; in check mode, show what would be adopted."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
-    MUTUALLY_EXCLUSIVE = (("abandon_file", "cloud"),)
+    MUTUALLY_EXCLUSIVE = (("abandon_file", "stack"),)
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         abandoned, source = self._abandoned(args)
         name = args["name"] or abandoned.name
         request = AdoptRequest(
             name=name, abandoned=abandoned, source=source,
-            template=self._loader.path_dwim(args["template"]) if args["template"] else None,
-            environment=[self._loader.path_dwim(p) for p in args["environment"]],
+            template=self.local_path(args["template"]) if args["template"] else None,
+            environment=[self.local_path(p) for p in args["environment"]],
             parameters=args["parameters"],
-            file_roots=[self._loader.path_dwim(p) for p in args["file_roots"]],
+            file_roots=[self.local_path(p) for p in args["file_roots"]],
             check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
             unmanaged=args["unmanaged"],
         )
-        with self.task_store(args) as store:
+        with self.task_store(args) as store, self._names(args) as read_name:
+            request = replace(request, read_name=read_name)
             adopted = adopt_stack(store, request, self.holder, progress_printer(name, store.secrets))
         result = adopted.as_dict()
         result.update(changed=True, heat_stack_id=abandoned.id, heat_stack_name=abandoned.name,
-                      read_only_types=unmanaged_types(abandoned) if args["unmanaged"] == "read_only" else [])
+                      read_only_types=read_only_types(request))
         return result
+
+    @staticmethod
+    @contextmanager
+    def _names(args: dict[str, Any]) -> Iterator[NameReader | None]:
+        """What reads the names of the cloud's resources (a connection made only
+        when a resource needs its name read)."""
+        if not args["cloud"]:
+            yield None
+            return
+        with ExitStack() as stack:
+            def read(type_name: str, physical_id: str) -> str:
+                if not opened:
+                    opened.append(stack.enter_context(name_reader(args["cloud"])))
+                return opened[0](type_name, physical_id)
+            opened: list[NameReader] = []
+            yield read
 
     def _abandoned(self, args: dict[str, Any]) -> tuple[AbandonedStack, str]:
         """Heat's abandon data, and where it came from (for messages)."""

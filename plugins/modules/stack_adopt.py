@@ -35,6 +35,17 @@ description:
     C(OS::Heat::ResourceGroup) and C(ResourceChain)) refuses the adoption with one
     message naming them, and nothing is written to the store, unless
     O(unmanaged=read_only).
+  - A resource of one of Heat's types that O(environment) maps to a provider
+    template (the shipped C(hotplay.stacks.openstack) maps C(OS::Nova::Server),
+    C(OS::Neutron::*), C(OS::Cinder::Volume) and the others to theirs) is adopted
+    into that template; the server, network, volume ... Heat made is read from the
+    cloud by its id. Each C(Hotplay::Ansible::Module) resource of the template runs
+    its module in check mode first, and a module that would change the real thing
+    refuses the adoption, naming it and what differs; then the module runs to return
+    the thing's attributes, changing nothing. The names of servers, networks,
+    subnets, ports, routers, security groups and volumes are read through
+    openstacksdk from O(cloud) (also with O(abandon_file)), since the templates find
+    what they manage by name.
   - The adoption is run first in a scratch store, then copied into the store in
     one verified transaction.
   - After the adoption, M(hotplay.stacks.stack) with the same O(template),
@@ -53,12 +64,15 @@ options:
       - A file of Heat's abandon data (JSON), as C(openstack stack abandon) or
         C(openstack stack export) writes it.
       - Data that is not Heat's fails the task naming the file and the place in it.
-      - Mutually exclusive with O(cloud).
+      - Mutually exclusive with O(stack).
     type: path
   cloud:
     description:
       - The C(clouds.yaml) entry of the cloud whose Heat runs the stack (openstacksdk
-        on the controller). Needs O(stack).
+        on the controller). Needs O(stack), unless O(abandon_file) is given.
+      - With O(abandon_file), the cloud whose servers, networks, volumes ... the file
+        names; their names are read from it when the O(environment) maps their types
+        to provider templates.
     type: str
   stack:
     description:
@@ -89,7 +103,8 @@ options:
     type: path
   environment:
     description:
-      - Environment files, as M(hotplay.stacks.stack)'s, with O(template).
+      - Environment files, as M(hotplay.stacks.stack)'s, with O(template); the
+        shipped C(hotplay.stacks.openstack) by that name.
     type: list
     elements: path
     default: []

@@ -149,8 +149,15 @@ def register(cloud: Cloud, url: str) -> None:
     user = conn.identity.find_user("heat") or conn.identity.create_user(
         name="heat", password=SERVICE_PASSWORD, domain_id="default")
     conn.identity.assign_project_role_to_user(project, user, admin)
-    service = conn.identity.find_service("orchestration") or conn.identity.create_service(
+    # By type: find_service looks names up, and the service is named heat (an earlier
+    # start that made one more left the catalog with a dead endpoint first).
+    services = list(conn.identity.services(type="orchestration"))
+    service = services[0] if services else conn.identity.create_service(
         name="heat", type="orchestration")
+    for extra in services[1:]:
+        for old in conn.identity.endpoints(service_id=extra.id):
+            conn.identity.delete_endpoint(old)
+        conn.identity.delete_service(extra)
     for old in conn.identity.endpoints(service_id=service.id):
         conn.identity.delete_endpoint(old)
     for interface in ("public", "internal", "admin"):
@@ -182,6 +189,9 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
             "environment_dir": cloud.data / "heat/environment.d",
             "template_dir": cloud.data / "heat/templates",
             "max_resources_per_stack": -1,
+            # Stacks go from this Heat to hotplay and back (tests/cloud/test_adopt_openstack.py):
+            # abandon data (stack export, abandon) and stack adopt are off in a stock Heat.
+            "enable_stack_abandon": True, "enable_stack_adopt": True,
         },
         "database": {"connection": cloud.database(heat.database)},
         "keystone_authtoken": authtoken(cloud, "heat"),

@@ -176,7 +176,9 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     assert server["failed"] is True and "Traceback" not in run.stdout
     assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "
                              "cannot adopt: server (OS::Nova::Server); nothing was written "
-                             "(unmanaged: read_only keeps them as read-only resources)")
+                             "(an environment mapping them to provider templates, such as "
+                             "hotplay.stacks.openstack, adopts them into those; "
+                             "unmanaged: read_only keeps them as read-only resources)")
     assert run.results["listed"]["stacks"] == []
 
 

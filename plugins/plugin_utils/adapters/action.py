@@ -14,6 +14,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ansible.errors import AnsibleError
@@ -176,6 +177,12 @@ def plan_diff(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
+# The collection's root folder, and the environments shipped in it by the name a task
+# gives them.
+COLLECTION_ROOT = Path(__file__).resolve().parents[3]
+SHIPPED_ENVIRONMENTS = {"hotplay.stacks.openstack": "environments/openstack/environment.yaml"}
+
+
 class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type information
     """The skeleton of every hotplay.stacks action plugin: the arguments checked
     against ``ARGUMENT_SPEC``, the plugin's own ``perform``, a ``HotplayError``
@@ -220,6 +227,13 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         """The plugin's own work: what to add to the task result."""
         raise NotImplementedError
+
+    def local_path(self, path: str) -> str:
+        """Relative paths are found as Ansible finds files: role, then playbook dir.
+        A shipped environment is named by its FQCN (``hotplay.stacks.openstack``)."""
+        if path in SHIPPED_ENVIRONMENTS:
+            return str(COLLECTION_ROOT / SHIPPED_ENVIRONMENTS[path])
+        return str(self._loader.path_dwim(path))
 
     @contextmanager
     def task_store(self, args: Mapping[str, Any]) -> Iterator[SealedStore]:

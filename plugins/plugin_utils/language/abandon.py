@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import HotplayError
@@ -45,6 +45,9 @@ class AbandonedResource:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     data: Mapping[str, Any] = field(default_factory=dict)
     stack: "AbandonedStack | None" = None
+    # The name the cloud shows for the physical resource (a server's, a network's),
+    # read when it is adopted into a provider template that names it: not Heat's data.
+    real_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class AbandonedStack:
     resources: Mapping[str, AbandonedResource]
     project_id: str = ""
     tags: tuple[str, ...] = ()
+    # Made up here for a provider template's resources (Heat's resource is one
+    # thing): it lists each resource the template may have, whatever its conditions.
+    made_up: bool = False
 
     def walk(self, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], AbandonedResource]]:
         """Every resource, nested ones too, with its path from this stack."""
@@ -66,6 +72,19 @@ class AbandonedStack:
             yield path + (name,), resource
             if resource.stack is not None:
                 yield from resource.stack.walk(path + (name,))
+
+    def with_real_names(self, names: Mapping[tuple[str, ...], str],
+                        path: tuple[str, ...] = ()) -> "AbandonedStack":
+        """A copy with ``real_name`` set on the resources at the paths of ``names``."""
+        resources = {}
+        for name, resource in self.resources.items():
+            here = path + (name,)
+            if resource.stack is not None:
+                resource = replace(resource, stack=resource.stack.with_real_names(names, here))
+            elif here in names:
+                resource = replace(resource, real_name=names[here])
+            resources[name] = resource
+        return replace(self, resources=resources)
 
     def nested(self, path: tuple[str, ...]) -> "AbandonedStack | None":
         """The nested stack at ``path`` (resource names from this stack)."""

@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -28,6 +28,7 @@ from ..adapters.views import outcome_of
 from ..errors import HotplayError, StackNotFound
 from ..language.abandon import AbandonedStack
 from ..language.environment import merge_environments, parse_environment
+from ..language.registry import ResourceRegistry
 from ..language.template.loader import TemplateSource
 from ..model.definition import StackDefinition, StackIdentity
 from ..model.inputs import (
@@ -45,6 +46,7 @@ from ..store.copy import CopyRequest, copy_stacks
 from ..store.sealed import SealedStore, sealed
 from ..store.sql import SqlStore
 from ..store.sqlite import SqliteStore
+from .cloud_names import NAMED_TYPES, NameReader
 
 
 # The name of the environment layer stack_adopt adds for read-only resources.
@@ -72,6 +74,9 @@ class AdoptRequest:
     # Resources of types this collection cannot manage: "refuse" the adoption,
     # or keep them "read_only" (Hotplay::ReadOnly).
     unmanaged: str = "refuse"
+    # Reads the name the cloud shows for a physical resource (operations.cloud_names),
+    # for the resources adopted into provider templates that name what they manage.
+    read_name: NameReader | None = None
 
 
 def adopt_stack(store: Store, request: AdoptRequest, holder: str,
@@ -82,9 +87,10 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
         raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
                            "name, or delete that stack first")
     _refuse_known_id(store, request.abandoned)
-    if request.unmanaged != "read_only":
-        refuse_unmanaged(request.abandoned, request.source)
     inputs, given = _inputs(request)
+    if request.unmanaged != "read_only":
+        refuse_unmanaged(request.abandoned, request.source, inputs.environment.registry)
+    request = replace(request, abandoned=_with_real_names(request, inputs.environment.registry))
     definition = _definition(request, inputs, given)
     keep_hidden_secrets(store, definition.parameters, request.name)
     recorded = recorded_definition(inputs, given, definition.parameters.values,
@@ -114,7 +120,8 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     scratch.attach(stack.id)
     revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
     run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
-                                                            host=request.host))
+                                                            host=request.host,
+                                                            preview=request.check_mode))
     try:
         ok = run.converge(definition, "ADOPT")
     except HotplayError as error:  # the top stack's resources are not Heat's
@@ -140,10 +147,40 @@ def _refuse_known_id(store: Store, abandoned: AbandonedStack) -> None:
                        f"as stack {known.name}: its resources are managed from there")
 
 
-def unmanaged_types(abandoned: AbandonedStack) -> list[str]:
-    """The types, at any depth, that this collection cannot adopt."""
-    return sorted({entry.type for _path, entry in abandoned.walk()
-                   if entry.stack is None and not _adoptable(entry.type)})
+def unmanaged_types(abandoned: AbandonedStack, registry: ResourceRegistry | None = None) -> list[str]:
+    """The types, at any depth, that this collection cannot adopt (with the
+    environment's ``registry``: nor a provider template it maps them to)."""
+    return sorted({entry.type for path, entry in abandoned.walk()
+                   if entry.stack is None and not _adoptable(entry.type, path, registry)})
+
+
+def read_only_types(request: AdoptRequest) -> list[str]:
+    """The types an adoption with ``unmanaged: read_only`` keeps read-only."""
+    if request.unmanaged != "read_only":
+        return []
+    return unmanaged_types(request.abandoned, _given_inputs(request)[0].environment.registry)
+
+
+def _with_real_names(request: AdoptRequest, registry: ResourceRegistry) -> AbandonedStack:
+    """Heat's stack with the cloud's name of each physical resource that a provider
+    template will manage (its default name must come out as the one Heat gave)."""
+    abandoned = request.abandoned
+    wanted = [(path, entry) for path, entry in abandoned.walk()
+              if entry.stack is None and entry.type in NAMED_TYPES
+              and _provider_of(entry.type, path, registry) is not None]
+    if not wanted:
+        return abandoned
+    if request.read_name is None:
+        listed = ", ".join(f"{'/'.join(path)} ({entry.type})" for path, entry in wanted)
+        raise AdoptRefused(
+            f"stack {abandoned.name}: the names of {listed} are on the cloud, not in Heat's "
+            "abandon data: give cloud (the clouds.yaml entry) to read them", source=request.source)
+    try:
+        names = {path: request.read_name(entry.type, entry.resource_id) for path, entry in wanted}
+    except HotplayError as error:
+        raise AdoptRefused(f"stack {abandoned.name} cannot be adopted: {error}",
+                           source=request.source) from None
+    return abandoned.with_real_names(names)
 
 
 def _read_only_layer(inputs: LoadedInputs, types: Sequence[str]) -> LoadedInputs:
@@ -161,21 +198,36 @@ def _read_only_layer(inputs: LoadedInputs, types: Sequence[str]) -> LoadedInputs
                         (*inputs.environment_texts, (name, text)))
 
 
-def refuse_unmanaged(abandoned: AbandonedStack, source: str) -> None:
+def refuse_unmanaged(abandoned: AbandonedStack, source: str,
+                     registry: ResourceRegistry | None = None) -> None:
     """One refusal naming every resource, at any depth, of a type this collection
     cannot adopt (and so could not manage)."""
     unmanaged = [f"{'/'.join(path)} ({entry.type})" for path, entry in abandoned.walk()
-                 if entry.stack is None and not _adoptable(entry.type)]
+                 if entry.stack is None and not _adoptable(entry.type, path, registry)]
     if unmanaged:
         raise AdoptRefused(
             f"stack {abandoned.name} has resources of types hotplay.stacks cannot adopt: "
-            f"{', '.join(unmanaged)}; nothing was written (unmanaged: read_only keeps them as "
-            "read-only resources)", source=source)
+            f"{', '.join(unmanaged)}; nothing was written (an environment mapping them to "
+            "provider templates, such as hotplay.stacks.openstack, adopts them into those; "
+            "unmanaged: read_only keeps them as read-only resources)", source=source)
 
 
-def _adoptable(type_name: str) -> bool:
+def _adoptable(type_name: str, path: tuple[str, ...] = (),
+               registry: ResourceRegistry | None = None) -> bool:
+    """A builtin type that can be adopted, or a type the environment maps to a
+    provider template (the existing resource is adopted into the template's)."""
+    if registry is not None and _provider_of(type_name, path, registry) is not None:
+        return True
     cls = resource_class(type_name)
     return cls is not None and cls.adoptable
+
+
+def _provider_of(type_name: str, path: tuple[str, ...], registry: ResourceRegistry) -> str | None:
+    """The provider template file ``registry`` maps the resource at ``path`` to, if any."""
+    resolved = registry.resolve(type_name, path)
+    if resolved == type_name or resource_class(resolved) is not None:
+        return None
+    return resolved
 
 
 def _inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
@@ -184,7 +236,8 @@ def _inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
     unmanaged resources are kept read-only."""
     inputs, given = _given_inputs(request)
     if request.unmanaged == "read_only":
-        inputs = _read_only_layer(inputs, unmanaged_types(request.abandoned))
+        inputs = _read_only_layer(inputs, unmanaged_types(request.abandoned,
+                                                          inputs.environment.registry))
     return inputs, given
 
 
@@ -221,8 +274,14 @@ def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
             "apply yours")
     heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source,
                                                unmanaged=request.unmanaged))
-    heat = StackDefinition(heat_inputs.source, heat_inputs.environment, {},
-                           StackIdentity(request.name, abandoned.id), heat_inputs.files)
+    # Heat's template and environment, with the types mapped as the given environment
+    # maps them (Heat has OS::Nova::Server itself; here it is a provider template).
+    mapped = parse_environment({"resource_registry": inputs.environment.registry.as_dict()},
+                               f"{request.source}: the given resource_registry")
+    files = {**inputs.files, **heat_inputs.files}
+    heat = StackDefinition(TemplateSource(heat_inputs.source.path, heat_inputs.source.data, files),
+                           merge_environments([heat_inputs.environment, mapped]), {},
+                           StackIdentity(request.name, abandoned.id), files)
     ours, theirs = definition.parameters.values, heat.parameters.values
     differ = sorted(k for k in set(ours) | set(theirs)
                     if ours.get(k) != theirs.get(k) and not k.startswith("OS::"))

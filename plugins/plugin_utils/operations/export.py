@@ -7,7 +7,9 @@ The format is Heat's ``Stack.prepare_abandon``; the template, environment and
 files are the last revision's, each resource's ``resource_data`` is what its type
 keeps that Heat keeps too (``Resource.abandon_data``).  A nested stack is given
 as its own abandon data (name, id, resources), without a template: Heat's adopt
-makes a nested stack's template from its parent's, as for a create.
+makes a nested stack's template from its parent's, as for a create.  A provider
+template mapped over one of Heat's OpenStack types (``OS::Nova::Server``) is, to Heat,
+that type's resource: it is given as one, with the id of the thing it manages.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from ..errors import HotplayError, StackNotFound
 from ..language.environment import merge_environments, parse_environment
 from ..language.template.loader import load_yaml
 from ..resources.base import resource_class
-from ..store.base import StackRecord, Store
+from ..resources.facades import OPENSTACK_FACADES
+from ..store.base import ResourceState, StackRecord, Store
 
 
 def heat_abandon(store: Store, name: str) -> dict[str, Any]:
@@ -51,10 +54,22 @@ def _environment(definition: Any) -> dict[str, Any]:
     }
 
 
+def _facade_data(store: Store, state: ResourceState) -> dict[str, Any]:
+    """A provider template standing for one of Heat's OpenStack types: to Heat it is
+    that type's resource, whose id is the thing's (the template's OS::stack_id)."""
+    outputs = store.get_stack(state.nested_stack_id or "").outputs
+    return {"name": state.name, "resource_id": outputs.get("OS::stack_id") or "", "type": state.type,
+            "action": state.action, "status": state.status, "metadata": dict(state.metadata),
+            "resource_data": {}}
+
+
 def _stack_data(store: Store, stack: StackRecord) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     for stored in store.resources(stack.id):
         state = stored.state
+        if state.nested_stack_id and state.type in OPENSTACK_FACADES:
+            resources[state.name] = _facade_data(store, state)
+            continue
         if state.nested_stack_id:
             resources[state.name] = _stack_data(store, store.get_stack(state.nested_stack_id))
             continue

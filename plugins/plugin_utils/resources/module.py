@@ -119,8 +119,17 @@ class AnsibleModule(Resource):
         "no_log": PropertySchema(
             "list", "Names of arguments whose values are secret.", default=[], update_allowed=True,
             schema=PropertySchema("string")),
+        "adopt_run": PropertySchema(
+            "boolean", "When the resource adopts a thing Heat made and the module cannot say in "
+                       "check mode whether it would change it: run it anyway (to read what it "
+                       "returns) or record the resource as the template says. Default: run it, "
+                       "unless it has no_log arguments (such as a password it sets).",
+            update_allowed=True),
     }
     attributes_schema = {}
+    # Only inside a provider template that stands for a resource Heat made (see
+    # handle_adopt): Heat's stacks have no module resources of their own.
+    adoptable = True
 
     # -- validation ----------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
@@ -157,6 +166,39 @@ class AnsibleModule(Resource):
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         """Rerun the module with the new arguments (only the in-place ones changed)."""
         return self._converge(properties, current.physical_id)
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """The thing Heat made (``adopted.resource_id``), as this module manages it: the
+        module in check mode must change nothing (else the template does not describe
+        the thing, and adopting it would change it on the next apply); then it runs to
+        return what it returns after a create (its attributes), changing nothing
+        (in check mode too: it is a read once its check mode said so).
+        A module that cannot tell in check mode runs as a rerun would (modules are
+        idempotent), unless ``adopt_run`` says not to, or by default when it has no_log
+        arguments (setting a password acts on every run), and never in check mode: then
+        the resource is recorded as the template says, with Heat's id."""
+        host = self._host(properties)
+        call = self._call(properties, adopted.resource_id)
+        verdict = _verdict(self._run(host, call, properties, check=True))
+        if verdict.get("failed"):
+            raise self.fail(f"{call.module} on {host.name}, reading {adopted.resource_id}: "
+                            f"{verdict.get('msg')}", "Error")
+        run = properties.get("adopt_run")
+        if run is None:
+            run = not properties.get("no_log")
+        if verdict["changed"] is None and (not run or getattr(self.runtime, "preview", False)):
+            # Not run (nor in check mode: it might act): Heat's id, no attributes.
+            return Outcome(adopted.resource_id, {"host": host.name, "attributes": {}})
+        if verdict["changed"]:
+            keys = ", ".join(verdict.get("changed_keys") or ()) or "it does not say what"
+            raise self.fail(f"{call.module} would change the existing {adopted.resource_id} "
+                            f"({keys}): the template does not describe what Heat made, so it "
+                            "cannot be adopted as it is", "Error")
+        result = self._run(host, call, properties)
+        if result.get("changed"):
+            raise self.fail(f"{call.module} changed {adopted.resource_id} on adoption (its check "
+                            "mode said it would not, or could not say)", "Error")
+        return self._outcome(host, properties, result)
 
     def _converge(self, properties: Mapping[str, Any], physical_id: str = "") -> Outcome:
         host = self._host(properties)

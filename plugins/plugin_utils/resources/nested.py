@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFailed,
                       TemplateOutputError)
 
+from ..language.abandon import AbandonedResource, AbandonedStack
 from ..language.template.loader import TemplateSource, load_template_yaml
 from .base import (
     AttributeSchema,
@@ -108,13 +109,15 @@ class NestedStackResource(Resource):
 
     def _converge_pass(self, child_id: str, properties: Mapping[str, Any],
                        build: Callable[[], tuple[TemplateSource, frozenset[str]]],
-                       action: str, batch_pass: bool = False) -> None:
+                       action: str, batch_pass: bool = False,
+                       adopt: AbandonedStack | None = None) -> None:
         """Converge the child stack once to the template ``build`` makes; the
         member names it also returns are left exactly as they are (a group's
-        rolling update holds members whose old definition is not known)."""
+        rolling update holds members whose old definition is not known).
+        ``adopt``: what the child adopts, when Heat's data has no nested stack there."""
         store = self.runtime.store
         child = store.get_stack(child_id)
-        stack = self.runtime.child(child, self.name)
+        stack = self.runtime.child(child, self.name, adopt=adopt)
         try:
             template, hold = build()
             done = stack.converge(template, self.child_parameters(properties), facade=self._facade(),
@@ -186,6 +189,13 @@ def child_runtime(nested: NestedStackResource, state: ResourceState) -> RuntimeC
     return nested.runtime.child(child, nested.name).runtime
 
 
+# The random part of Heat's default names (<stack>-<resource>-<12 characters>).
+NAME_SUFFIX_LENGTH = 12
+# The id of Heat's resource that a provider template adopted (get_resource gives it
+# when the template's OS::stack_id is not known: a check-mode adoption).
+ADOPTED_ID = "adopted_id"
+
+
 class TemplateResource(NestedStackResource):
     """A provider template: a resource whose type is a template file."""
 
@@ -220,6 +230,51 @@ class TemplateResource(NestedStackResource):
         files = self.runtime.files
         return TemplateSource(self.template_key, self._template_data(), dict(files))
 
+    # -- adoption of a resource Heat made itself ------------------------------------------
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """Heat's own resource (``OS::Nova::Server``: no nested stack in Heat) that the
+        environment maps to this provider template: the template's resources adopt the
+        physical resource Heat made (adopted.resource_id), each as its type does;
+        a module resource checks that the real thing is what the template says."""
+        if adopted.stack is not None:
+            return super().handle_adopt(properties, adopted)
+        name = adopted.real_name
+        # The shipped templates name a thing <their stack's name less 12 characters>
+        # + <name_suffix>: with the real name as both, the name comes out as Heat's.
+        child = self.runtime.store.create_stack(
+            name if len(name) > NAME_SUFFIX_LENGTH else self.runtime.physical_name(self.name),
+            parent_id=self.runtime.stack_id, parent_resource=self.name)
+        self.runtime.note_nested_stack(self.name, child.id)
+        self._converge_pass(child.id, properties,
+                            lambda: (self.child_template(properties), frozenset()), "ADOPT",
+                            adopt=self._adopted_members(child.name, child.id, adopted))
+        made = self.runtime.store.get_stack(child.id).outputs.get("OS::stack_id")
+        # A check-mode adoption does not run a module that cannot check: no id then.
+        if made != adopted.resource_id and not (made is None and getattr(self.runtime, "preview", False)):
+            raise self.fail(f"{self.name}: {self.template_key} found {made!r}, not the "
+                            f"{self._declared().type} {adopted.resource_id} Heat has")
+        return Outcome(child.id, {"nested_stack_id": child.id, ADOPTED_ID: adopted.resource_id})
+
+    def _adopted_members(self, name: str, stack_id: str, adopted: Any) -> AbandonedStack:
+        """Abandon data for this template's resources, made up from Heat's one: each
+        gets Heat's physical id; a RandomString (the template's name suffix) the end
+        of the real thing's name."""
+        members = {}
+        for member, declared in (self._template_data().get("resources") or {}).items():
+            kind = str(declared.get("type", "")) if isinstance(declared, Mapping) else ""
+            data: dict[str, Any] = {}
+            if kind == "OS::Heat::RandomString":
+                if len(adopted.real_name) <= NAME_SUFFIX_LENGTH:
+                    raise self.fail(f"{self.name}: the name of {adopted.resource_id} is not known "
+                                    f"(or too short) for {member} of {self.template_key}")
+                data = {"value": adopted.real_name[-NAME_SUFFIX_LENGTH:]}
+            members[str(member)] = AbandonedResource(
+                name=str(member), type=kind, resource_id=adopted.resource_id,
+                action=adopted.action, status=adopted.status, data=data)
+        return AbandonedStack(name=name, id=stack_id, action=adopted.action,
+                              status=adopted.status, template={}, environment={}, files={},
+                              resources=members, made_up=True)
+
     def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
         declared = self._template_data().get("parameters") or {}
         listed = {name for name, schema in declared.items()
@@ -244,7 +299,8 @@ class TemplateResource(NestedStackResource):
 
     def reference_id(self, state: ResourceState) -> Any:
         outputs = self.outputs(state)
-        return outputs.get("OS::stack_id") or state.nested_stack_id or self.name
+        return (outputs.get("OS::stack_id") or state.data.get(ADOPTED_ID) or state.nested_stack_id
+                or self.name)
 
 
 def as_delimited_list(value: Any) -> Any:

@@ -70,6 +70,10 @@ class RuntimeContext(Protocol):
         """The store the run writes to (nested types keep their child stacks there)."""
 
     @property
+    def preview(self) -> bool:
+        """The run only shows what it would do (check mode): nothing real may change."""
+
+    @property
     def host(self) -> Any:
         """The task's host (resources.software_deployment.HostContext), or None."""
 
@@ -99,5 +103,7 @@ class RuntimeContext(Protocol):
     def config_by_id(self, physical_id: str) -> str | None:
         """The ``config`` of a software config of this stack."""
 
-    def child(self, stack: StackRecord, resource_name: str) -> ChildStack:
-        """The nested stack ``stack`` of this stack's resource ``resource_name``."""
+    def child(self, stack: StackRecord, resource_name: str, adopt: Any = None) -> ChildStack:
+        """The nested stack ``stack`` of this stack's resource ``resource_name``;
+        ``adopt`` (language.abandon.AbandonedStack): what it adopts, when an adoption's
+        abandon data has no nested stack there (a provider template over Heat's type)."""

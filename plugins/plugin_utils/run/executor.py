@@ -196,6 +196,10 @@ class RunRuntime:
             raise Cancelled(self.run.options.cancel.reason or "the run was cancelled")
 
     @property
+    def preview(self) -> bool:
+        return self.run.options.preview
+
+    @property
     def host(self) -> Any:
         """The task's host (resources.software_deployment.HostContext), or None."""
         return self.run.options.host
@@ -247,10 +251,12 @@ class RunRuntime:
                         metadata=resolve(definition.metadata),
                         update_policy=resolve(definition.update_policy))
 
-    def child(self, stack: StackRecord, resource_name: str) -> "ChildRun":
+    def child(self, stack: StackRecord, resource_name: str,
+              adopt: AbandonedStack | None = None) -> "ChildRun":
         run = StackRun(self.run.store, stack, self.run.sink,
                        path=self.run.path + (resource_name,), options=self.run.options)
         run.parent_runtime = self
+        run.adopted_here = adopt
         return ChildRun(run, self.run.definition, resource_name)
 
 
@@ -315,6 +321,9 @@ class StackRun:
         self.path = path
         self.options = options or RunOptions()
         self.runtime = RunRuntime(self)
+        # What this stack adopts when the adoption's abandon data has no nested stack
+        # at its path (a provider template standing for one of Heat's resources).
+        self.adopted_here: AbandonedStack | None = None
         self._states_lock = threading.Lock()
         self.records: dict[str, ResourceState] = {}
         self.requires: dict[str, tuple[str, ...]] = {}
@@ -753,6 +762,8 @@ class StackRun:
 
     # -- adoption (a stack that exists in Heat) -------------------------------------------
     def _abandoned_stack(self) -> AbandonedStack | None:
+        if self.adopted_here is not None:
+            return self.adopted_here
         adopt = self.options.adopt
         return adopt.nested(self.path) if adopt is not None else None
 
@@ -762,6 +773,8 @@ class StackRun:
         abandoned = self._abandoned_stack()
         known = set(abandoned.resources) if abandoned is not None else set()
         declared = set(definition.resources)
+        if abandoned is not None and abandoned.made_up:
+            known &= declared  # every resource the template may have, conditions aside
         if known == declared:
             return
         where = f"the nested stack {'/'.join(self.path)}" if self.path else "the stack"

@@ -133,7 +133,8 @@ def test_unmanaged_types_are_named_at_once_and_nothing_written(tmp_path: Path) -
     assert str(raised.value) == (
         "web.json: stack web has resources of types hotplay.stacks cannot adopt: "
         "group/1 (OS::Neutron::Port), server (OS::Nova::Server); nothing was written "
-        "(unmanaged: read_only keeps them as read-only resources)")
+        "(an environment mapping them to provider templates, such as hotplay.stacks.openstack, "
+        "adopts them into those; unmanaged: read_only keeps them as read-only resources)")
     assert store.list_stacks() == []
 
 
