@@ -398,7 +398,6 @@ SLOW_WRITE_TEMPLATE = PARAMETERS + """\
     """
 
 
-
 @pytest.mark.parametrize("version", ["c", "b"])
 def test_a_frozen_job_on_this_host_is_fenced_so_its_module_cannot_write_over_the_taker(folder, version):
     """Frozen while its module changes a file in place, a job's lease is taken over;
