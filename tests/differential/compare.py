@@ -35,6 +35,8 @@ _PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:
                     r"map_merge|if)): ")
 # A provider's failing output read through get_attr: hotplay names the place in it.
 _NESTED_OUTPUT = re.compile(r"(Error in [^ ]+ output [^ :]+: )outputs\.[^ :]+: ")
+# A reference to no resource in an output: Heat says "(in unknown)", hotplay the place.
+_OUTPUT_REFERENCE = re.compile(r'(The specified reference "[^"]*" )\(in outputs\.[^)\s]*\)( is incorrect\.)')
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -61,16 +63,23 @@ def core(message: str) -> str:
         previous, text = text, _LOCATION.sub("", text)
         if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
             text = _PIECE.sub("", text)
+    text = _OUTPUT_REFERENCE.sub(r"\1(in unknown)\2", text)
     return _NESTED_OUTPUT.sub(r"\1", _INNER_LOCATION.sub(r"\1", text))
 
 
+# A nested stack's ARN (a provider resource's get_resource): its project and its
+# stack name (``<stack>-<resource>-<random>``) differ by nature, like physical ids.
+_ARN = re.compile(r"arn:openstack:heat::[^:/\s]*:stacks/[^/\s]+/<id:([^>]+)>")
+
+
 def tokenised(value: Any, ids: dict[str, str]) -> Any:
-    """``value`` with every physical id replaced by ``<id:path>``."""
+    """``value`` with every physical id replaced by ``<id:path>`` (``<arn:path>``
+    for a nested stack's ARN)."""
     if isinstance(value, str):
         for physical, path in ids.items():
             if physical in value:
                 value = value.replace(physical, f"<id:{path}>")
-        return value
+        return _ARN.sub(r"<arn:\1>", value)
     if isinstance(value, list):
         return [tokenised(v, ids) for v in value]
     if isinstance(value, dict):

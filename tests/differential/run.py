@@ -83,7 +83,7 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
         return first[0], first[1], mine
     # Heat names the resource in the place ("resources.r1.properties") or, for a
     # reference to a resource that does not exist, in brackets ("(in r1)").
-    blamed = re.search(r"resources\.([^.: \[]+)|\(in ([^)\s]+)\) is incorrect", reference[index]["error"])
+    blamed = re.search(r"resources\.([^.: \[<]+)|\(in ([^)\s]+)\) is incorrect", reference[index]["error"])
     step = case if index == 0 else case["update"]
     resources = step["template"]["resources"]
     name = (blamed.group(1) or blamed.group(2)) if blamed else None

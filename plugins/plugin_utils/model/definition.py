@@ -33,7 +33,7 @@ from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import PropertySchema, Resource, ResourceState, resource_class
 from ..resources.facades import check_against_facade, translate_replaced
 from ..resources.base import handler_for as resource_handler
-from ..resources.runtime import RuntimeContext
+from ..resources.runtime import PROJECT_ID, RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
 from ..language.template.hot import HotTemplate
 from ..language.template.loader import TemplateSource, load_template_yaml
@@ -81,7 +81,7 @@ class OutputDefinition:
 class StackIdentity:
     name: str
     id: str
-    project_id: str = "hotplay"
+    project_id: str = PROJECT_ID
     # For nested stacks: the names of the resources from the top stack down.
     path: tuple[str, ...] = ()
     facade: Mapping[str, Any] | None = None
@@ -214,10 +214,11 @@ class Scope:
         }
         if name in pseudo:
             return pseudo[name]
-        values = self.definition.parameters.values
-        if name not in values:  # while the stack loads: a value missing or wrong
-            raise StackValidationFailed(f"The Parameter ({name}) was not provided.")
-        return values[name]
+        parameters = self.definition.parameters
+        if name not in parameters.values:  # while the stack loads: a value missing or wrong
+            raise StackValidationFailed(parameters.unreadable.get(
+                name, f"The Parameter ({name}) was not provided."))
+        return parameters.values[name]
 
     def has_resource(self, name: str) -> bool:
         return name in self.definition.template.resources_section
@@ -326,8 +327,12 @@ class StackDefinition:
         self._refuse_duplicate_names()
         self._check_references()
         check_acyclic(self.requires_graph())
-        self._validate_resources()
+        # Heat parses the outputs (a function's arguments are checked) as it
+        # gathers what they read, before it validates the resources; it validates
+        # the outputs' functions after them.
         self.outputs = self._output_definitions()
+        self._validate_resources()
+        self._validate_outputs()
 
     def _refuse_duplicate_names(self) -> None:
         """Heat refuses a name used by both a parameter and a resource (whose
@@ -552,29 +557,27 @@ class StackDefinition:
             # them with an empty schema): what they would compute is not checked.
             return {}
         values = {}
+        reading = frozenset(key for key, snippet in properties.items() if dependencies(snippet))
         for key, snippet in properties.items():
-            if dependencies(snippet):
-                self._resolve_as_heat_validates(snippet)
-                values[key] = UNKNOWN
-            else:
-                values[key] = resolve(snippet)
+            values[key] = self._resolve_as_heat_validates(snippet) if key in reading else resolve(snippet)
         if cls is None:
-            self._check_provider_properties(implementation, values, f"{path}.properties")
+            self._check_provider_properties(implementation, values, f"{path}.properties", reading)
             return None
-        checked = validate_properties(cls, values, f"{path}.properties", partial=True)
-        if contains_unknown(checked):
+        checked = validate_properties(cls, values, f"{path}.properties", partial=True, unchecked=reading)
+        if reading or contains_unknown(checked):
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
 
-    def _resolve_as_heat_validates(self, snippet: Any) -> None:
+    def _resolve_as_heat_validates(self, snippet: Any) -> Any:
         """Heat validates a value that reads other resources with what they give
         before they exist (``get_resource``: the name; ``get_attr``: null): a
-        function that cannot take those fails now, as in Heat.  The value itself
-        stays unknown until the resources exist."""
+        function that cannot take those fails now, and so does a result of the
+        wrong type (``Value must be a string; got {'k': 'r0'}``), as in Heat.  The
+        real value is only known once the resources exist."""
         self.scope.placeholders = True
         try:
-            resolve(snippet)
+            return resolve(snippet)
         finally:
             self.scope.placeholders = False
 
@@ -592,7 +595,8 @@ class StackDefinition:
         provider = load_template_yaml(self.files[key], key)
         return provider if isinstance(provider, dict) else {}
 
-    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str,
+                                   reading: frozenset[str] = frozenset()) -> None:
         """A provider template's parameters are the resource's properties, typed and
         required as Heat's ``Properties.schema_from_params`` makes them."""
         declared = self._provider(key).get("parameters") or {}
@@ -607,7 +611,7 @@ class StackDefinition:
                 schemas[str(name)] = PropertySchema(kind, required=required)
         holder = type("ProviderProperties", (), {"properties_schema": schemas})
         converted = {k: _provider_conversion(schemas.get(k), v) for k, v in values.items()}
-        validate_properties(holder, converted, path, partial=True)
+        validate_properties(holder, converted, path, partial=True, unchecked=reading)
 
     def attribute_names_of(self, name: str) -> frozenset[str] | None:
         """Attributes ``get_attr`` may name on a resource, from its type alone
@@ -639,15 +643,19 @@ class StackDefinition:
             path = f"outputs.{name}"
             entry = entry or {}
             enabled = self._enabled(entry, path)
-            value = self.template.parse(self.scope, entry.get("value"), f"{path}.value")
-            if enabled:
-                # Heat's output validation runs only the functions that have a
-                # validate(); get_param fails when the output is read (output error).
-                self.template.validate_functions(value, skip=(GetParam,))
+            # Heat does not parse the value of an output whose condition is false.
+            value = self.template.parse(self.scope, entry.get("value"), f"{path}.value") if enabled else None
             outputs[name] = OutputDefinition(
                 name, value, str(entry.get("description", "")), enabled
             )
         return outputs
+
+    def _validate_outputs(self) -> None:
+        for output in self.outputs.values():
+            if output.enabled:
+                # Heat's output validation runs only the functions that have a
+                # validate(); get_param fails when the output is read (output error).
+                self.template.validate_functions(output.value, skip=(GetParam,))
 
 
 # Heat's ``Schema.from_parameter``: the property type of each parameter type.

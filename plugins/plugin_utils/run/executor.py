@@ -658,10 +658,13 @@ class StackRun:
             checked = self._checked_properties(defn, handler, path)
             self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
-        except InvalidAttribute as error:
-            # Heat computes what a resource reads before touching it: the stack
-            # fails with the bare message, the resource keeps its status.
-            raise _Failed(error.message, "CREATE", bare=True) from error
+        except (InvalidAttribute, _Unresolved) as error:
+            # Heat computes what a resource reads before touching it (create:
+            # _update_stored_properties; update: the frozen definition): a function
+            # that fails there fails the stack with its bare message, and the
+            # resource keeps its status (INIT_COMPLETE when it was to be created).
+            message = error.message if isinstance(error, InvalidAttribute) else str(error)
+            raise _Failed(message, "CREATE", bare=True) from error
         except HotplayError as error:
             record = self.records.get(defn.name)
             # A failed resource Heat replaces: what fails is its replacement's CREATE.
@@ -675,7 +678,12 @@ class StackRun:
             return dict(defn.known_properties)  # validated with the definition
         if getattr(handler, "accepts_any_properties", False):
             return {}  # OS::Heat::None: never resolved, as in Heat
-        values = resolve(defn.properties)
+        try:
+            values = resolve(defn.properties)
+        except InvalidAttribute:
+            raise
+        except HotplayError as error:
+            raise _Unresolved(str(error)) from error
         check = getattr(handler, "check_properties", None)
         if check is not None:
             checked_by_type: dict[str, Any] = check(values, path)
@@ -977,6 +985,10 @@ def _later(seconds: float) -> str:
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
     """The handler of a recorded resource, when no definition is at hand."""
     return resource_handler(record.name, record.implementation or record.type, runtime)
+
+
+class _Unresolved(Exception):
+    """A function in a resource's properties failed as the resource was reached."""
 
 
 class _Failed(Exception):

@@ -5,6 +5,8 @@ shrunk to a case; the comment says what the real Heat 27.0.1 engine did with it.
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -313,3 +315,87 @@ def test_a_renamed_alias_of_the_same_template_updates_in_place(stack, tmp_path):
     assert {r["name"]: r["physical_id"] for r in first["resources"]} == {
         r["name"]: r["physical_id"] for r in second["resources"]}
     assert [r["type"] for r in second["resources"] if r["name"] == "r"] == ["Diff::Renamed"]
+
+
+@pytest.mark.parametrize("value, heat_said", [
+    ({"k": {"get_resource": "r0"}}, "Value must be a string; got {'k': 'r0'}"),
+    ([4, "a,b", {"get_attr": ["r0", "output"]}], "Value must be a string; got [4, 'a,b', None]"),
+])
+def test_a_value_reading_a_resource_is_typed_at_validation(stack, value, heat_said):
+    # Heat: 400 "Property error: resources.r1.properties.value: <heat_said>" -- before
+    # anything exists, get_resource gives the resource's name and get_attr null, and
+    # the result is converted to the property's type (its constraints are not checked).
+    text = json.dumps({"heat_template_version": "2016-10-14", "resources": {
+        "r0": {"type": "OS::Heat::TestResource"},
+        "r1": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}})
+    assert stack.refused(text).endswith(f"resources.r1.properties.value: {heat_said}")
+
+
+def test_a_function_failing_as_its_resource_starts_fails_the_stack_bare(stack):
+    # Heat: CREATE_FAILED with the reason "Items to join must be string, map or list
+    # not 3" (no "Resource CREATE failed:"); r1 is never started (INIT_COMPLETE).
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: OS::Heat::Value, properties: {type: number, value: 3}}
+          r1:
+            type: OS::Heat::TestResource
+            properties: {value: {list_join: ['-', [{get_attr: [r0, value]}, x]]}}
+        """)
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"].endswith("Items to join must be string, map or list not 3")
+    assert not result["stack_status_reason"].startswith("Resource")
+    assert statuses(result)["r0"] == "CREATE_COMPLETE"
+    assert statuses(result).get("r1", "INIT_COMPLETE") == "INIT_COMPLETE"
+
+
+def test_get_resource_of_a_provider_is_its_stack_arn(stack):
+    # Heat: arn:openstack:heat::admin:stacks/<stack>-r0-<random>/<nested stack id>
+    # when the provider has no OS::stack_id output (TemplateResource.get_reference_id).
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: prov.yaml}
+        outputs:
+          o0: {value: {get_resource: r0}}
+        """, {"prov.yaml": "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"})
+    nested = [r["physical_id"] for r in result["resources"] if r["name"] == "r0"][0]
+    assert re.fullmatch(rf"arn:openstack:heat::hotplay:stacks/s-r0-[a-z0-9]{{12}}/{nested}",
+                        result["outputs"]["o0"])
+
+
+@pytest.mark.parametrize("schema, given, heat_said", [
+    ("{type: boolean}", {}, "Unrecognized value 'None', acceptable values are: "),
+    ("{type: boolean}", {"p": "sure"}, "Unrecognized value 'sure', acceptable values are: "),
+    ("{type: number}", {"p": "x"}, "could not convert string to float: 'x'"),
+    ("{type: json}", {"p": "nope"}, "Value must be valid JSON: "),
+    ("{type: string}", {}, "The Parameter (p) was not provided."),
+])
+def test_a_parameter_read_while_the_stack_loads_fails_as_heat_reads_it(stack, schema, given, heat_said):
+    # Heat: "resources.r.condition: <heat_said>..." -- the condition is evaluated as the
+    # stack loads, before the parameters are validated, with Parameter.value(): a
+    # boolean converts str(None), a number or json value its text.
+    message = stack.refused(f"""\
+        heat_template_version: 2016-10-14
+        parameters:
+          p: {schema}
+          q: {{type: string}}
+        conditions:
+          c: {{equals: [{{get_param: p}}, a]}}
+        resources:
+          r: {{type: OS::Heat::None, condition: c}}
+        """, parameters=given)
+    assert heat_said in message and "is invalid" not in message
+
+
+def test_outputs_are_parsed_before_resources_are_validated(stack):
+    # Heat: 400 'outputs.o.value.list_join: Incorrect arguments to "list_join" should
+    # be: ...' (2015-04-30 takes one list), not r's "Value must be a string".
+    message = stack.refused("""\
+        heat_template_version: 2015-04-30
+        resources:
+          r: {type: OS::Heat::TestResource, properties: {value: [a]}}
+        outputs:
+          o: {value: {list_join: [',', [], []]}}
+        """)
+    assert 'Incorrect arguments to "list_join"' in message
