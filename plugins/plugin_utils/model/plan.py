@@ -372,7 +372,8 @@ class _Previewer:
             return UNCHANGED, ""  # an adopted resource is never touched
         known = Known(unknown, self.partial, lambda key: _describe(key, unknown, self.actions))
         decision = decide(self.store, defn, handler, record, after, known,
-                          repair=self.repairs.get(self.prefix + defn.name))
+                          repair=self.repairs.get(self.prefix + defn.name),
+                          requires_changed=self.stack_run.requires_changed(defn, self.definition.resources))
         return decision.action, decision.reason
 
     def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],

@@ -323,6 +323,9 @@ class StackRun:
             self.records[stored.state.name] = stored.state
             self.requires[stored.state.name] = stored.requires
             self.positions[stored.state.name] = stored.position
+        # What each resource needed when it was recorded (self.requires becomes the
+        # new definition's): Heat compares depends_on with the rest of a definition.
+        self.recorded_requires = {name: frozenset(names) for name, names in self.requires.items()}
         self.handlers: dict[str, Resource] = {}
         self.definition: StackDefinition | None = None
         # True when the run stopped at a hook (not failed: waiting for a person).
@@ -641,8 +644,16 @@ class StackRun:
                        properties: dict[str, Any]) -> str | None:
         """``replace``, ``update`` or None, by Heat's rules (model.update_rules)."""
         action = decide(self.store, defn, handler, record, properties,
-                        repair=self.options.repairs.get(self.path_of(defn.name))).action
+                        repair=self.options.repairs.get(self.path_of(defn.name)),
+                        requires_changed=self.requires_changed(defn, self.requires)).action
         return {REPLACED: "replace", UPDATED: "update"}.get(action)
+
+    def requires_changed(self, defn: ResourceDefinition, resources: Mapping[str, Any]) -> bool:
+        """Whether the resources ``defn`` needs (of ``resources``, the enabled ones)
+        differ from those recorded with it: a ``depends_on`` changed, so Heat's
+        definitions differ and it updates the resource."""
+        recorded = self.recorded_requires.get(defn.name)
+        return recorded is not None and recorded != frozenset(n for n in defn.requires if n in resources)
 
     def _nested_update(self, handler: Resource, record: ResourceState) -> str | None:
         """Heat's StackResource ``_needs_update`` is always true: an update of the

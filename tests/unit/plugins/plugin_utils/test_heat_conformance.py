@@ -399,3 +399,22 @@ def test_outputs_are_parsed_before_resources_are_validated(stack):
           o: {value: {list_join: [',', [], []]}}
         """)
     assert 'Incorrect arguments to "list_join"' in message
+
+
+def test_an_update_changing_only_depends_on_updates_the_resource(stack):
+    # Heat: UPDATE_COMPLETE for the TestResource and RandomString whose depends_on
+    # changed (the definitions differ), CREATE_COMPLETE for the None (never updated)
+    # and for r0; the RandomString keeps its value (updated in place).
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: OS::Heat::RandomString}
+          r1: {type: OS::Heat::TestResource, properties: {value: a}%s}
+          r2: {type: OS::Heat::None%s}
+          r3: {type: OS::Heat::RandomString%s}
+        """
+    first = stack.apply(text % ("", "", ", depends_on: r0"))
+    second = stack.apply(text % (", depends_on: [r0]", ", depends_on: [r0]", ""))
+    assert statuses(second) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE",
+                                "r2": "CREATE_COMPLETE", "r3": "UPDATE_COMPLETE"}
+    assert [r["physical_id"] for r in first["resources"]] == [r["physical_id"] for r in second["resources"]]
