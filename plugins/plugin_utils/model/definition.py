@@ -20,6 +20,7 @@ from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import dependencies, resolve
 from ..language.functions.hot import GetParam, select_path
 from .graph import check_acyclic, topological_order
+from .group_reads import check_member_reads, group_reads
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
     Parameters,
@@ -473,6 +474,26 @@ class StackDefinition:
             known = self._check_properties(name, defn.implementation, defn.properties, path)
             if known is not None:
                 self.resources[name] = replace(defn, known_properties=known)
+                self._check_group_reads(name, defn, known)
+
+    def _check_group_reads(self, name: str, defn: ResourceDefinition, properties: dict[str, Any]) -> None:
+        """A ResourceGroup's members read elsewhere in the stack, checked against the
+        member's type as Heat validates the group's nested stack (model.group_reads)."""
+        cls = resource_class(defn.implementation)
+        if getattr(cls, "type_name", None) != "OS::Heat::ResourceGroup":
+            return
+        members = cls(name, _NO_RUNTIME).member_names(properties)
+        member_def = properties.get("resource_def") or {}
+        if not members or not isinstance(member_def.get("type"), str):
+            return
+        nested = self.environment.for_nested(name, defn.type)
+        member_cls = resource_class(nested.registry.resolve(member_def["type"], (members[0],)))
+        names = member_cls(members[0], _NO_RUNTIME).attribute_names() if member_cls is not None else None
+        if names is None:
+            return
+        snippets = [s for d in self.resources.values() for s in (d.properties, d.metadata)]
+        snippets += [o.value for o in self.outputs.values() if o.enabled]
+        check_member_reads(name, members[0], frozenset(names), group_reads(name, snippets))
 
     def _reads(self, *snippets: Any) -> frozenset[str]:
         names: set[str] = set()

@@ -418,3 +418,39 @@ def test_an_update_changing_only_depends_on_updates_the_resource(stack):
     assert statuses(second) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE",
                                 "r2": "CREATE_COMPLETE", "r3": "UPDATE_COMPLETE"}
     assert [r["physical_id"] for r in first["resources"]] == [r["physical_id"] for r in second["resources"]]
+
+
+@pytest.mark.parametrize("read", [
+    "{get_attr: [g, nope]}", "{get_attr: [g, resource.1.nope]}", "{get_attr: [g, attributes, nope]}"])
+def test_a_group_members_attribute_is_checked_at_validation(stack, read):
+    # Heat: 400 "resources.g<nested_stack>.outputs...: The Referenced Attribute (1 nope)
+    # is incorrect." -- it validates the first member (0 is removed) with what the
+    # stack reads of the group; a TestResource has no attribute nope.
+    message = stack.refused(f"""\
+        heat_template_version: 2015-10-15
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties:
+              count: 1
+              removal_policies: [{{resource_list: ['0']}}]
+              resource_def: {{type: OS::Heat::TestResource}}
+        outputs:
+          o: {{value: {read}}}
+        """)
+    assert message.endswith("The Referenced Attribute (1 nope) is incorrect.")
+
+
+def test_a_group_read_of_a_known_attribute_or_of_no_member_passes(stack):
+    # Heat: CREATE_COMPLETE -- output is a TestResource attribute; an empty group
+    # (count 0) is not validated at all.
+    result = stack.apply("""\
+        heat_template_version: 2015-10-15
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 1, resource_def: {type: OS::Heat::TestResource}}}
+          e: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::TestResource}}}
+        outputs:
+          o: {value: {get_attr: [g, output]}}
+          p: {value: {get_attr: [e, nope]}}
+        """)
+    assert result["stack_status"] == "CREATE_COMPLETE"
