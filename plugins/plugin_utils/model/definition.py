@@ -480,9 +480,10 @@ class StackDefinition:
         """A ResourceGroup's members read elsewhere in the stack, checked against the
         member's type as Heat validates the group's nested stack (model.group_reads)."""
         cls = resource_class(defn.implementation)
-        if getattr(cls, "type_name", None) != "OS::Heat::ResourceGroup":
+        if cls is None or getattr(cls, "type_name", None) != "OS::Heat::ResourceGroup":
             return
-        members = cls(name, _NO_RUNTIME).member_names(properties)
+        group: Any = cls(name, _NO_RUNTIME)
+        members = group.member_names(properties)
         member_def = properties.get("resource_def") or {}
         if not members or not isinstance(member_def.get("type"), str):
             return

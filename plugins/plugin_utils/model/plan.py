@@ -143,6 +143,9 @@ class PlanContext(Protocol):
     def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
         """Keep the values of properties the type declares secret as secrets."""
 
+    def requires_changed(self, defn: Any, resources: Mapping[str, Any]) -> bool:
+        """Whether the resources ``defn`` needs differ from those recorded with it."""
+
     def preview_child(self, stack: StackRecord, resource_name: str,
                       definition: StackDefinition) -> PlanContext:
         """The context of a nested stack (``stack`` may be unsaved: not created yet)."""

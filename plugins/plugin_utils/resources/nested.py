@@ -257,7 +257,8 @@ class TemplateResource(NestedStackResource):
 
 def stack_arn(name: str, stack_id: str) -> str:
     """A stack's identifier as Heat's ``HeatIdentifier.arn`` writes it."""
-    return f"arn:openstack:heat::{quote(PROJECT_ID, safe='')}:stacks/{quote(name, safe='')}/{quote(stack_id, safe='')}"
+    project, name, stack_id = (quote(text, safe="") for text in (PROJECT_ID, name, stack_id))
+    return f"arn:openstack:heat::{project}:stacks/{name}/{stack_id}"
 
 
 def as_delimited_list(value: Any) -> Any:
