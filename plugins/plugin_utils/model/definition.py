@@ -19,7 +19,7 @@ from ..language.environment import Environment
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import dependencies, resolve
 from ..language.functions.hot import GetParam, select_path
-from .graph import check_acyclic, topological_order
+from .graph import check_acyclic, first_ready_order
 from .group_reads import check_member_reads, group_reads
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
@@ -454,8 +454,9 @@ class StackDefinition:
                 self.template.check_references(snippet)
 
     def _validate_resources(self) -> None:
-        """Each resource checked, dependencies first (Heat's ``Stack.validate``)."""
-        for name in topological_order(self.requires_graph()):
+        """Each resource checked, dependencies first, in template order otherwise
+        (Heat's ``Stack.validate`` walks its graph so, in the order of a set)."""
+        for name in first_ready_order(self.requires_graph()):
             defn = self.resources[name]
             path = f"resources.{name}"
             cls = resource_class(defn.implementation)
@@ -578,6 +579,7 @@ class StackDefinition:
             # Heat's OS::Heat::None never resolves its properties (it re-parses
             # them with an empty schema): what they would compute is not checked.
             return {}
+        self._check_property_names(cls, properties, f"{path}.properties")
         values = {}
         reading = frozenset(key for key, snippet in properties.items() if dependencies(snippet))
         for key, snippet in properties.items():
@@ -590,6 +592,17 @@ class StackDefinition:
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
+
+    @staticmethod
+    def _check_property_names(cls: type | None, properties: Mapping[str, Any], path: str) -> None:
+        """Heat's Properties.validate names an unknown property before it resolves
+        any value (a get_param of a missing parameter fails later)."""
+        if cls is None or getattr(cls, "keeps_any_properties", False) or hasattr(cls, "properties_schema_for"):
+            return
+        schema = getattr(cls, "properties_schema", {})
+        for key in properties:
+            if key not in schema:
+                raise StackValidationFailed(f"Property error: {path}: Unknown Property {key}")
 
     def _resolve_as_heat_validates(self, snippet: Any) -> Any:
         """Heat validates a value that reads other resources with what they give

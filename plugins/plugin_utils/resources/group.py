@@ -16,7 +16,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import HotplayError, StackValidationFailed
+from ..errors import HotplayError, InvalidAttribute, StackValidationFailed
 
 from ..language.functions.hot import select_path
 from ..limits import MAX_RESOURCES_PER_STACK
@@ -56,6 +56,18 @@ class GroupResource(NestedStackResource):
                 for name, member in self.members(state)]
 
     def attribute(self, state: ResourceState, name: str) -> Any:
+        try:
+            return self._attribute(state, name)
+        except InvalidAttribute:
+            raise self._unknown_attribute(name) from None
+
+    def _unknown_attribute(self, key: str, path: list[Any] | None = None) -> InvalidAttribute:
+        """A member has no such attribute: Heat stores nothing for the group's read
+        and then names the group, with the read's key (a tuple when it has a path)."""
+        shown = repr(tuple([key, *path])) if path else key
+        return InvalidAttribute(f"The Referenced Attribute ({self.name} {shown}) is incorrect.")
+
+    def _attribute(self, state: ResourceState, name: str) -> Any:
         members = self._member_values(state)
         if name == "refs":
             return [handler.reference_id(member) for _name, member, handler in members]
@@ -72,6 +84,12 @@ class GroupResource(NestedStackResource):
         ``resource.N`` and the path name a member's attribute; ``attributes`` maps
         each member to the attribute the path names; any other name is a list of
         each member's attribute, the path applied to each."""
+        try:
+            return self._attribute_path(state, name, path)
+        except InvalidAttribute:
+            raise self._unknown_attribute(name, path) from None
+
+    def _attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
         members = self._member_values(state)
         if name.startswith("resource."):
             steps = name.split(".", 2)[1:] + list(path)
@@ -84,7 +102,7 @@ class GroupResource(NestedStackResource):
         if name == "attributes":
             return {n: _member_attribute_path(m, h, path[0], path[1:]) for n, m, h in members}
         if name in ("refs", "refs_map"):
-            return select_path(self.attribute(state, name), path)
+            return select_path(self._attribute(state, name), path)
         return [_member_attribute_path(m, h, name, path) for _n, m, h in members]
 
     def reference_id(self, state: ResourceState) -> Any:

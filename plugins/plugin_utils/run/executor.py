@@ -234,8 +234,12 @@ class RunRuntime:
 
     @property
     def files(self) -> Mapping[str, str]:
-        # A delete runs with no definition: nothing is read from files then.
-        return self.run.definition.files if self.run.definition is not None else {}
+        # A delete runs with no definition: nothing is read from files then.  A
+        # child stack read (not converged) by its parent has the parent's files.
+        if self.run.definition is not None:
+            return self.run.definition.files
+        parent = self.run.parent_runtime
+        return parent.files if parent is not None else {}
 
     def declared(self, resource_name: str) -> Declared | None:
         if self.run.definition is None:

@@ -454,3 +454,49 @@ def test_a_group_read_of_a_known_attribute_or_of_no_member_passes(stack):
           p: {value: {get_attr: [e, nope]}}
         """)
     assert result["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_a_resource_needed_by_an_earlier_one_is_validated_right_before_it(stack):
+    # Heat walks its graph taking the first ready resource each time (Graph.toposort):
+    # with a first and b needing c, it validates c, then b -- so b's error (Snapshot)
+    # comes before that of a, whose own later error is not reached.  The order of a
+    # Python set decides Heat's order of a and b; here the template's does.
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        resources:
+          b: {type: OS::Heat::Value, deletion_policy: Snapshot, properties: {value: {get_attr: [c, value]}}}
+          c: {type: OS::Heat::Value, properties: {value: 1}}
+          a: {type: OS::Heat::TestResource, properties: {value: {map_merge: [{}, 7]}}}
+        """)
+    assert message.endswith('"Snapshot" deletion policy not supported')
+
+
+def test_an_unknown_property_is_named_before_a_missing_parameter_is_read(stack):
+    # Heat: 400 "Property error: resources.r.properties: Unknown Property anything"
+    # (Properties.validate checks the names first; get_param of a parameter that does
+    # not exist would fail only as the value is resolved).
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r: {type: OS::Heat::TestResource, properties: {anything: [{get_param: [missing, 1]}]}}
+        """)
+    assert message.endswith("resources.r.properties: Unknown Property anything")
+
+
+def test_a_group_of_providers_read_for_an_output_they_lack_is_an_output_error(stack):
+    # Heat: CREATE_COMPLETE; each output an error naming the group and the read's key
+    # (a tuple when the read has a path).
+    result = stack.apply("""\
+        heat_template_version: 2017-02-24
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 1, resource_def: {type: prov.yaml}}}
+        outputs:
+          o0: {value: {get_attr: [g, nope]}}
+          o1: {value: {get_attr: [g, resource.0.nope]}}
+          o2: {value: {get_attr: [g, attributes, nope]}}
+        """, {"prov.yaml": "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"})
+    assert result["stack_status"] == "CREATE_COMPLETE"
+    assert result["output_errors"] == {
+        "o0": "The Referenced Attribute (g nope) is incorrect.",
+        "o1": "The Referenced Attribute (g resource.0.nope) is incorrect.",
+        "o2": "The Referenced Attribute (g ('attributes', 'nope')) is incorrect."}
