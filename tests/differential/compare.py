@@ -15,6 +15,7 @@ recognises it *and* the document still lists its key.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -190,6 +191,8 @@ def _unchanged_update(case: dict[str, Any], hotplay: list[dict[str, Any]],
 def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
                         heat: list[dict[str, Any]]) -> bool:
     # hotplay writes ****** for a hidden value Heat quotes: the rest must match.
+    if _hidden_in_results(case, hotplay, heat):
+        return True
     for mine, theirs in zip(hotplay, heat):
         if mine["verdict"] == "refused" and theirs["verdict"] == "refused" and "******" in mine["error"]:
             # Heat's JSON quoting differs too: "******" stands for false, -1 or "text".
@@ -198,6 +201,40 @@ def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
             if re.fullmatch(pattern, core(theirs["error"]), re.DOTALL):
                 return len(hotplay) == len(heat)
     return False
+
+
+def _hidden_values(case: dict[str, Any]) -> list[Any]:
+    """The values of the case's hidden parameters (given or default, each step), as
+    given and as a json parameter parses them."""
+    found: list[Any] = []
+    for step in [case] + ([case["update"]] if case.get("update") else []):
+        for name, schema in (step["template"].get("parameters") or {}).items():
+            if isinstance(schema, dict) and schema.get("hidden"):
+                value = step["parameters"].get(name, schema.get("default"))
+                found.append(value)
+                if isinstance(value, str):
+                    try:
+                        found.append(json.loads(value))
+                    except ValueError:
+                        pass
+    return [value for value in found if value is not None]
+
+
+def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                       heat: list[dict[str, Any]]) -> bool:
+    # hotplay masks every piece of a hidden value in what it shows (output names and
+    # values too), as Ansible does with no_log values: Heat's answer masked the same
+    # way must then be hotplay's.
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
+
+    secrets = SecretValues()
+    for value in _hidden_values(case):
+        secrets.add(value)
+    if not secrets.atoms or not any(s["verdict"] == "ok" for s in heat):
+        return False
+    masked = [dict(step, outputs=secrets.mask(step["outputs"])) if step["verdict"] == "ok" else step
+              for step in heat]
+    return not differences(hotplay, masked)
 
 
 def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
@@ -222,12 +259,61 @@ def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],
     return False
 
 
+def _output_reference(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                      heat: list[dict[str, Any]]) -> bool:
+    # hotplay refuses an output naming a resource that does not exist (or whose
+    # condition is false); Heat creates the stack and the output reads as the error
+    # "(in unknown)" (it refuses the same output in an update).
+    for index, (mine, theirs) in enumerate(zip(hotplay, heat)):
+        if mine["verdict"] == "refused" and theirs["verdict"] == "ok":
+            named = re.search(r'The specified reference "([^"]*)" \(in outputs\.([^.)\s]+)', mine["error"])
+            if named is None or differences(hotplay[:index], heat[:index]):
+                return False
+            error = theirs["outputs"].get(named.group(2))
+            expected = f'The specified reference "{named.group(1)}" (in unknown) is incorrect.'
+            return isinstance(error, dict) and core(str(error.get("error", ""))) == expected
+    return False
+
+
+def _policy(definition: dict[str, Any]) -> str:
+    return str(definition.get("deletion_policy") or "Delete").lower()
+
+
+def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                  heat: list[dict[str, Any]]) -> bool:
+    # An update that writes a resource's deletion_policy differently with the same
+    # meaning (the default Delete written out, or left out) changes nothing in
+    # hotplay; Heat compares the written text and updates it (UPDATE_COMPLETE).
+    if not case.get("update") or len(hotplay) != 2 or len(heat) != 2 or any(
+            s["verdict"] != "ok" for s in hotplay + heat):
+        return False
+    mine, theirs = view(hotplay, heat)[1], view(heat, hotplay)[1]
+    if {k: v for k, v in mine.items() if k != "resources"} != {
+            k: v for k, v in theirs.items() if k != "resources"}:
+        return False
+    before, after = case["template"]["resources"], case["update"]["template"]["resources"]
+    differing = {p for p in set(mine["resources"]) | set(theirs["resources"])
+                 if mine["resources"].get(p) != theirs["resources"].get(p)}
+    for path in differing:
+        old, new = before.get(path), after.get(path)
+        if (old is None or new is None or theirs["resources"].get(path) != "UPDATE_COMPLETE"
+                or mine["resources"].get(path) != hotplay[0]["resources"].get(path)
+                or _policy(old) != _policy(new) or old.get("deletion_policy") == new.get("deletion_policy")):
+            return False
+        if {k: v for k, v in old.items() if k != "deletion_policy"} != {
+                k: v for k, v in new.items() if k != "deletion_policy"}:
+            return False
+    return bool(differing)
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
     "hidden-in-messages": _hidden_in_messages,
     "malformed-request": _malformed_request,
     "cycle-named": _cycle_named,
+    "output-reference": _output_reference,
+    "same-meaning-unchanged": _same_meaning,
 }
 
 

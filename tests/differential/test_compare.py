@@ -69,3 +69,37 @@ def test_a_cycle_is_forgiven_only_when_heat_names_its_resources():
     assert verdict(CASE, mine, elsewhere, documented_keys())[0] == "diverged"
     not_a_cycle = [{"verdict": "refused", "error": '"r0" "r1" is not a map'}]
     assert verdict(CASE, mine, not_a_cycle, documented_keys())[0] == "diverged"
+
+
+def test_an_output_reference_is_forgiven_only_when_heat_reports_that_output():
+    mine = [{"verdict": "refused", "error": '/t.yaml: outputs.o1.value.get_resource: The specified '
+             'reference "r9" (in outputs.o1.value) is incorrect.'}]
+    theirs = [ok(outputs={"o1": {"error": 'The specified reference "r9" (in unknown) is incorrect.'}})]
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "documented:output-reference"
+    another = [ok(outputs={"o1": {"error": 'The specified reference "r8" (in unknown) is incorrect.'}})]
+    assert verdict(CASE, mine, another, documented_keys())[0] == "diverged"
+    fine = [ok(outputs={"o1": "x"})]
+    assert verdict(CASE, mine, fine, documented_keys())[0] == "diverged"
+
+
+def test_a_policy_written_out_is_forgiven_only_when_nothing_else_changed():
+    before = {"r": {"type": "OS::Heat::TestResource"}}
+    case = dict(CASE, template={"resources": before},
+                update={"template": {"resources": {"r": {"type": "OS::Heat::TestResource",
+                                                         "deletion_policy": "Delete"}}}})
+    mine = [ok(), ok("UPDATE_COMPLETE")]
+    mine[1]["resources"] = {"r": "CREATE_COMPLETE"}
+    theirs = [ok(), ok("UPDATE_COMPLETE")]
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:same-meaning-unchanged"
+    retained = dict(case, update={"template": {"resources": {"r": {"type": "OS::Heat::TestResource",
+                                                                   "deletion_policy": "Retain"}}}})
+    assert verdict(retained, mine, theirs, documented_keys())[0] == "diverged"
+
+
+def test_masked_results_are_forgiven_only_for_a_hidden_value():
+    template = {"parameters": {"p": {"type": "json", "hidden": True}}}
+    case = dict(CASE, template=template, parameters={"p": '{"k": 2}'})
+    mine, theirs = [ok(outputs={"o******": {}})], [ok(outputs={"o2": {}})]
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:hidden-in-messages"
+    shown = dict(case, template={"parameters": {"p": {"type": "json"}}})
+    assert verdict(shown, mine, theirs, documented_keys())[0] == "diverged"
