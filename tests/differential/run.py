@@ -76,7 +76,7 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     """Both refused, each naming another resource: Heat validates independent
     resources in the order of a Python set (stack_defn.enabled_rsrc_names: random
     per Heat process), hotplay in template order.  Put the resource Heat named first
-    and ask hotplay again: the same error then is no divergence."""
+    (after what it needs) and ask hotplay again: the same error then is no divergence."""
     index = len(reference) - 1
     if index < 0 or len(mine) != len(reference) or not all(
             s["verdict"] == "refused" for s in (mine[index], reference[index])):
@@ -91,13 +91,54 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
         return first[0], first[1], mine
     reordered = copy.deepcopy(case)
     target = reordered if index == 0 else reordered["update"]
-    target["template"]["resources"] = {name: resources[name], **{
-        n: r for n, r in resources.items() if n != name}}
+    # Heat validates the first ready resource of its order each time: the one it
+    # named comes first when what it needs comes before it.
+    front = [*needed_by(resources, name), name]
+    target["template"]["resources"] = {**{n: resources[n] for n in front}, **{
+        n: r for n, r in resources.items() if n not in front}}
     again = hotplay.run(reordered)
     found, diffs = verdict(reordered, again, reference, keys)
     if found == "same":
         return "documented:resource-order", first[1], again
     return first[0], first[1], mine
+
+
+def needed_by(resources: dict[str, Any], name: str) -> list[str]:
+    """The resources ``name`` needs (depends_on, get_resource, get_attr), at any
+    depth, each after what it needs itself."""
+    found: list[str] = []
+
+    def visit(current: str, path: tuple[str, ...]) -> None:
+        for needed in _references(resources.get(current)):
+            if needed in resources and needed not in found and needed not in path and needed != name:
+                visit(needed, path + (needed,))
+                found.append(needed)
+
+    visit(name, (name,))
+    return found
+
+
+def _references(definition: Any) -> list[str]:
+    if not isinstance(definition, dict):
+        return []
+    depends = definition.get("depends_on") or []
+    names = [depends] if isinstance(depends, str) else [n for n in depends if isinstance(n, str)]
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("get_resource"), str):
+                names.append(value["get_resource"])
+            target = value.get("get_attr")
+            if isinstance(target, list) and target and isinstance(target[0], str):
+                names.append(target[0])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk([definition.get("properties"), definition.get("metadata")])
+    return names
 
 
 def summary(outcomes: list[dict[str, Any]], seconds: float) -> str:
