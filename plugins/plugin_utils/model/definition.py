@@ -528,11 +528,13 @@ class StackDefinition:
         entry = self.template.resources_section.get(name)
         return entry is not None and self._enabled(entry, f"resources.{name}")
 
-    @staticmethod
-    def _deletion_policy(entry: Mapping[str, Any], path: str) -> str:
-        """The policy in Heat's spelling; an unknown one fails as the stack loads."""
+    def _deletion_policy(self, entry: Mapping[str, Any], path: str) -> str:
+        """The policy in Heat's spelling; one the template's version does not know
+        fails as the stack loads (after the parameters' declarations are read)."""
         raw = entry.get("deletion_policy", "Delete")
         policy = DELETION_POLICIES.get(str(raw).lower())
+        if isinstance(raw, str) and "deletion_policy" in entry and raw not in self.template.version.deletion_policies:
+            policy = None
         if policy is None:
             raise StackValidationFailed(
                 f'Invalid deletion policy "{raw}"', path=f"{path}.deletion_policy"

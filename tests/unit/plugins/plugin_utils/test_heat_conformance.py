@@ -500,3 +500,31 @@ def test_a_group_of_providers_read_for_an_output_they_lack_is_an_output_error(st
         "o0": "The Referenced Attribute (g nope) is incorrect.",
         "o1": "The Referenced Attribute (g resource.0.nope) is incorrect.",
         "o2": "The Referenced Attribute (g ('attributes', 'nope')) is incorrect."}
+
+
+@pytest.mark.parametrize("version, policy, heat_said", [
+    ("2016-04-08", "retain", 'Invalid deletion policy "retain"'),
+    ("2016-04-08", "Keep", 'Invalid deletion policy "Keep"'),
+    ("2016-10-14", "retain", None),
+])
+def test_a_deletion_policy_the_version_lacks_is_refused_as_the_stack_loads(stack, version, policy, heat_said):
+    # Heat: lower-case policies exist from 2016-10-14; an unknown one is refused as the
+    # resources load.
+    text = f"heat_template_version: {version}\nresources:\n  r: {{type: OS::Heat::None, deletion_policy: {policy}}}\n"
+    if heat_said is None:
+        assert stack.apply(text)["stack_status"] == "CREATE_COMPLETE"
+    else:
+        assert stack.refused(text).endswith(heat_said)
+
+
+def test_a_parameter_declaration_is_read_before_a_deletion_policy(stack):
+    # Heat: 400 "No constraint expressed" (modulo exists from 2017-02-24; the
+    # parameters are declared as the stack is built, before its resources load).
+    message = stack.refused("""\
+        heat_template_version: 2016-04-08
+        parameters:
+          p: {type: number, default: 2, constraints: [{modulo: {step: 2, offset: 0}}]}
+        resources:
+          r: {type: OS::Heat::None, deletion_policy: delete}
+        """)
+    assert message.endswith("No constraint expressed")
