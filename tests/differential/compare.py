@@ -239,9 +239,20 @@ def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
 
 def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
                        heat: list[dict[str, Any]]) -> bool:
-    # Heat's validation failed inside (a TypeError): its API says only "malformed".
-    return any(mine["verdict"] == theirs["verdict"] == "refused" and theirs["error"] == MALFORMED
+    # Heat's validation failed inside (a TypeError, ValueError): its API says only
+    # "malformed" (as the message, or as the explanation of a body with no message).
+    return any(mine["verdict"] == theirs["verdict"] == "refused" and _malformed(theirs["error"])
                for mine, theirs in zip(hotplay, heat))
+
+
+def _malformed(message: str) -> bool:
+    if message == MALFORMED:
+        return True
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("explanation") == MALFORMED
 
 
 def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],

@@ -103,3 +103,13 @@ def test_masked_results_are_forgiven_only_for_a_hidden_value():
     assert verdict(case, mine, theirs, documented_keys())[0] == "documented:hidden-in-messages"
     shown = dict(case, template={"parameters": {"p": {"type": "json"}}})
     assert verdict(shown, mine, theirs, documented_keys())[0] == "diverged"
+
+
+def test_malformed_is_recognised_as_a_message_or_as_a_bodys_explanation():
+    mine = [{"verdict": "refused", "error": "/t.yaml: Unrecognized value 'None', acceptable values are: 'no'"}]
+    body = ('{"code": 400, "title": "Bad Request", "explanation": "The server could not comply with the '
+            'request since it is either malformed or otherwise incorrect.", "error": {"type": "ValueError"}}')
+    assert verdict(CASE, mine, [{"verdict": "refused", "error": body}], documented_keys())[0] == \
+        "documented:malformed-request"
+    other = '{"code": 400, "explanation": "Something else"}'
+    assert verdict(CASE, mine, [{"verdict": "refused", "error": other}], documented_keys())[0] == "diverged"

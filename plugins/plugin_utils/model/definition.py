@@ -268,10 +268,13 @@ class StackDefinition:
         given_parameters: Mapping[str, Any],
         identity: StackIdentity,
         files: Mapping[str, str] | None = None,
+        previous_parameters: frozenset[str] = frozenset(),
     ) -> None:
         self.source = source
         self.environment = environment
         self.identity = identity
+        # An update: the parameters the stack's current template declares.
+        self.previous_parameters = previous_parameters
         self.files: dict[str, str] = {**source.files, **(files or {})}
         self._conditions: dict[str, bool] = {}
         self._evaluating: list[str] = []
@@ -311,6 +314,7 @@ class StackDefinition:
         # names, references and cycles; then each resource, dependencies first.
         self.parameters: Parameters = provisional_parameters(
             self.parameter_schemas, given_parameters, self.environment)
+        self._read_kept_parameters(given_parameters)
         parsed = self._parse_resources()
         provisional = self.parameters
         self.parameters = resolve_parameters(
@@ -334,6 +338,17 @@ class StackDefinition:
         self.outputs = self._output_definitions()
         self._validate_resources()
         self._validate_outputs()
+
+    def _read_kept_parameters(self, given: Mapping[str, Any]) -> None:
+        """An update: Heat reads the new value of each parameter the stack already
+        had and the request does not give (its check of immutable parameters), so
+        one with no usable value fails first (``The Parameter (p0) was not
+        provided.``), before the stack loads."""
+        for name in self.parameter_schemas:
+            if (name in self.previous_parameters and name not in given
+                    and name not in self.environment.parameters and name not in self.parameters.values):
+                raise StackValidationFailed(self.parameters.unreadable.get(
+                    name, f"The Parameter ({name}) was not provided."))
 
     def _refuse_duplicate_names(self) -> None:
         """Heat refuses a name used by both a parameter and a resource (whose

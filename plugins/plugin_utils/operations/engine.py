@@ -166,8 +166,10 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     stack_id = existing.id if existing else str(uuid.uuid4())
     try:
+        kept = frozenset((last.definition.get("template") or {}).get("parameters") or {}) if last else frozenset()
         definition = StackDefinition(inputs.source, inputs.environment, given,
-                                     StackIdentity(request.name, stack_id), inputs.files)
+                                     StackIdentity(request.name, stack_id), inputs.files,
+                                     previous_parameters=kept)
     except HotplayError:
         mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
         raise

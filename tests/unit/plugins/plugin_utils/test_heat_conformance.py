@@ -528,3 +528,21 @@ def test_a_parameter_declaration_is_read_before_a_deletion_policy(stack):
           r: {type: OS::Heat::None, deletion_policy: delete}
         """)
     assert message.endswith("No constraint expressed")
+
+
+def test_an_update_reads_the_parameters_the_stack_had_before_anything_else(stack):
+    # Heat: 400 "The Parameter (p0) was not provided." -- an update reads the new value
+    # of each parameter the stack already had and the request does not give (its check
+    # of immutable parameters), before it checks the names the request gives.
+    text = """\
+        heat_template_version: 2016-10-14
+        parameters:
+          p0: {type: json}
+        resources:
+          r: {type: OS::Heat::None}
+        """
+    stack.apply(text, parameters={"p0": {}})
+    assert stack.refused(text, parameters={"undeclared": "x"}).endswith("The Parameter (p0) was not provided.")
+    # A parameter the stack did not have is checked where Heat checks it: the name first.
+    assert stack.refused(text.replace("p0", "q0"), parameters={"undeclared": "x"}).endswith(
+        "The Parameter (undeclared) was not defined in template.")
