@@ -143,9 +143,9 @@ class ResourceGroup(GroupResource):
     properties_schema = {
         "count": PropertySchema("integer", "The number of resources to create.", default=1,
                                 update_allowed=True),
+        # Heat: Length(min=3), and not update_allowed: a new index_var replaces the group.
         "index_var": PropertySchema("string", "A variable replaced with the member's index.",
-                                    default="%index%", update_allowed=True,
-                                    constraints=(length(min=3),)),  # Heat: Length(min=3)
+                                    default="%index%", constraints=(length(min=3),)),
         "resource_def": PropertySchema("map", "Resource definition for the resources in the group.",
                                        required=True, update_allowed=True),
         "removal_policies": PropertySchema("list", "Policies for removal of resources on update.",
@@ -176,6 +176,11 @@ class ResourceGroup(GroupResource):
                 default=0, constraints=(value_range(min=0),)),
         }),
     }
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        # Heat's update_template_diff_properties holds for groups too: a changed
+        # property that is not update_allowed (index_var) replaces the group.
+        return Resource.replacement_reason(self, old, new)
 
     @classmethod
     def validate_update_policy(cls, policy: Mapping[str, Any] | None, path: str) -> dict[str, Any]:

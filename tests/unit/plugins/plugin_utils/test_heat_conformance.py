@@ -546,3 +546,21 @@ def test_an_update_reads_the_parameters_the_stack_had_before_anything_else(stack
     # A parameter the stack did not have is checked where Heat checks it: the name first.
     assert stack.refused(text.replace("p0", "q0"), parameters={"undeclared": "x"}).endswith(
         "The Parameter (undeclared) was not defined in template.")
+
+
+def test_a_new_index_var_replaces_the_group(stack):
+    # Heat: index_var is not update_allowed: the group and its members are replaced
+    # (new physical ids, CREATE_COMPLETE); count is, and keeps the group.
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties: {count: %s, index_var: '%s', resource_def: {type: OS::Heat::TestResource}}
+        """
+    first = stack.apply(text % (1, "%index%"))
+    counted = stack.apply(text % (2, "%index%"))
+    renamed = stack.apply(text % (2, "_i_"))
+    ids = [{r["name"]: r["physical_id"] for r in result["resources"]} for result in (first, counted, renamed)]
+    assert ids[1]["g"] == ids[0]["g"] and ids[2]["g"] != ids[1]["g"]
+    assert statuses(renamed)["g"] == "CREATE_COMPLETE"
