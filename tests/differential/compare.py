@@ -77,9 +77,16 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
     """``value`` with every physical id replaced by ``<id:path>`` (``<arn:path>``
     for a nested stack's ARN)."""
     if isinstance(value, str):
+        whole = value
         for physical, path in ids.items():
             if physical in value:
                 value = value.replace(physical, f"<id:{path}>")
+        if value == whole and len(value) >= 4:
+            # A piece cut out of an id (str_split of a uuid): by its place in it.
+            for physical, path in ids.items():
+                start = physical.find(value)
+                if start >= 0:
+                    return f"<id:{path}[{start}:{start + len(value)}]>"
         return _ARN.sub(r"<arn:\1>", value)
     if isinstance(value, list):
         return [tokenised(v, ids) for v in value]

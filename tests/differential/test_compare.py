@@ -113,3 +113,11 @@ def test_malformed_is_recognised_as_a_message_or_as_a_bodys_explanation():
         "documented:malformed-request"
     other = '{"code": 400, "explanation": "Something else"}'
     assert verdict(CASE, mine, [{"verdict": "refused", "error": other}], documented_keys())[0] == "diverged"
+
+
+def test_a_piece_of_an_id_compares_by_its_place_in_it():
+    mine = [ok(outputs={"o": "48d3"}, ids={"r": "1ebacff7-48d3-4f75-9f7b-16c381ee97f4"})]
+    theirs = [ok(outputs={"o": "4632"}, ids={"r": "c8117e33-4632-4917-8d4a-b0fb9140df3e"})]
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+    elsewhere = [ok(outputs={"o": "4917"}, ids={"r": "c8117e33-4632-4917-8d4a-b0fb9140df3e"})]
+    assert verdict(CASE, mine, elsewhere, frozenset())[0] == "diverged"
