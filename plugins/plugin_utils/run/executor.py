@@ -147,6 +147,9 @@ class RunOptions:
     # The run took the stack's lock over from a run that had not released it (its
     # lease ran out, or its process is gone): what that run left acting is retired.
     taken_over: bool = False
+    # An update: each top-level resource's depends_on as the stack's last revision
+    # wrote it (Heat compares the written depends_on with the rest of a definition).
+    previous_depends_on: Mapping[str, tuple[str, ...]] | None = None
 
 
 class RunSecrets:
@@ -653,9 +656,14 @@ class StackRun:
         return {REPLACED: "replace", UPDATED: "update"}.get(action)
 
     def requires_changed(self, defn: ResourceDefinition, resources: Mapping[str, Any]) -> bool:
-        """Whether the resources ``defn`` needs (of ``resources``, the enabled ones)
-        differ from those recorded with it: a ``depends_on`` changed, so Heat's
-        definitions differ and it updates the resource."""
+        """Whether ``defn``'s depends_on differs from the last revision's (in a nested
+        stack: whether the resources it needs, of ``resources``, the enabled ones,
+        differ from those recorded with it): Heat's definitions differ, so it updates
+        the resource."""
+        written = self.options.previous_depends_on
+        if written is not None and not self.path:
+            return defn.name in written and written[defn.name] != tuple(defn.depends_on)
+        # A nested stack: what the resource needed as recorded (depends_on and reads).
         recorded = self.recorded_requires.get(defn.name)
         return recorded is not None and recorded != frozenset(n for n in defn.requires if n in resources)
 

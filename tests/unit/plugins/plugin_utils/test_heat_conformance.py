@@ -564,3 +564,23 @@ def test_a_new_index_var_replaces_the_group(stack):
     ids = [{r["name"]: r["physical_id"] for r in result["resources"]} for result in (first, counted, renamed)]
     assert ids[1]["g"] == ids[0]["g"] and ids[2]["g"] != ids[1]["g"]
     assert statuses(renamed)["g"] == "CREATE_COMPLETE"
+
+
+@pytest.mark.parametrize("before, after", [
+    # r1 already reads r0: depends_on adds no dependency, but the definition differs.
+    ("{value: {get_resource: r0}}", "{value: {get_resource: r0}}, depends_on: [r0]"),
+    # r0 is disabled: depends_on on it needs nothing, and removing it still changes r1.
+    ("{value: 0}, depends_on: off", "{value: 0}"),
+])
+def test_a_written_depends_on_change_updates_even_when_nothing_is_needed_otherwise(stack, before, after):
+    # Heat: r1 UPDATE_COMPLETE (it compares the definitions as written).
+    text = """\
+        heat_template_version: 2016-10-14
+        conditions: {never: false}
+        resources:
+          r0: {type: OS::Heat::TestResource}
+          off: {type: OS::Heat::None, condition: never}
+          r1: {type: OS::Heat::Value, properties: %s}
+        """
+    stack.apply(text % before)
+    assert statuses(stack.apply(text % after))["r1"] == "UPDATE_COMPLETE"
