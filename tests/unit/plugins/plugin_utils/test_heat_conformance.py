@@ -570,7 +570,7 @@ def test_a_new_index_var_replaces_the_group(stack):
     # r1 already reads r0: depends_on adds no dependency, but the definition differs.
     ("{value: {get_resource: r0}}", "{value: {get_resource: r0}}, depends_on: [r0]"),
     # r0 is disabled: depends_on on it needs nothing, and removing it still changes r1.
-    ("{value: 0}, depends_on: off", "{value: 0}"),
+    ("{value: 0}, depends_on: gone", "{value: 0}"),
 ])
 def test_a_written_depends_on_change_updates_even_when_nothing_is_needed_otherwise(stack, before, after):
     # Heat: r1 UPDATE_COMPLETE (it compares the definitions as written).
@@ -579,7 +579,7 @@ def test_a_written_depends_on_change_updates_even_when_nothing_is_needed_otherwi
         conditions: {never: false}
         resources:
           r0: {type: OS::Heat::TestResource}
-          off: {type: OS::Heat::None, condition: never}
+          gone: {type: OS::Heat::None, condition: never}
           r1: {type: OS::Heat::Value, properties: %s}
         """
     stack.apply(text % before)
