@@ -81,12 +81,15 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
         for physical, path in ids.items():
             if physical in value:
                 value = value.replace(physical, f"<id:{path}>")
-        if value == whole and len(value) >= 4:
-            # A piece cut out of an id (str_split of a uuid): by its place in it.
+        if value == whole and value:
+            # Pieces of an id cut at its dashes (str_split of a uuid, or of a name
+            # <stack>-<resource>-<suffix>): by which pieces they are.
             for physical, path in ids.items():
-                start = physical.find(value)
-                if start >= 0:
-                    return f"<id:{path}[{start}:{start + len(value)}]>"
+                pieces = physical.split("-")
+                for start in range(len(pieces)):
+                    for end in range(start + 1, len(pieces) + 1):
+                        if "-".join(pieces[start:end]) == value and (start, end) != (0, len(pieces)):
+                            return f"<id:{path}#{start}:{end}>"
         return _ARN.sub(r"<arn:\1>", value)
     if isinstance(value, list):
         return [tokenised(v, ids) for v in value]

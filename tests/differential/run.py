@@ -93,17 +93,19 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     name = (blamed.group(1) or blamed.group(2)) if blamed else None
     if "resource-order" not in keys or name not in resources:
         return first[0], first[1], mine
-    reordered = copy.deepcopy(case)
-    target = reordered if index == 0 else reordered["update"]
-    # Heat validates the first ready resource of its order each time: the one it
-    # named comes first when what it needs comes before it.
-    front = [*needed_by(resources, name), name]
-    target["template"]["resources"] = {**{n: resources[n] for n in front}, **{
-        n: r for n, r in resources.items() if n not in front}}
-    again = hotplay.run(reordered)
-    found, diffs = verdict(reordered, again, reference, keys)
-    if found == "same":
-        return "documented:resource-order", first[1], again
+    # Heat checks references resource by resource in its order, and validates the
+    # first ready resource each time: the one it named comes first, alone or after
+    # what it needs.
+    fronts = [[name]] + ([[*needed_by(resources, name), name]] if needed_by(resources, name) else [])
+    for front in fronts:
+        reordered = copy.deepcopy(case)
+        target = reordered if index == 0 else reordered["update"]
+        target["template"]["resources"] = {**{n: resources[n] for n in front}, **{
+            n: r for n, r in resources.items() if n not in front}}
+        again = hotplay.run(reordered)
+        found, diffs = verdict(reordered, again, reference, keys)
+        if found == "same":
+            return "documented:resource-order", first[1], again
     return first[0], first[1], mine
 
 

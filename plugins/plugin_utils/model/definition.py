@@ -464,9 +464,11 @@ class StackDefinition:
         first."""
         for name, defn in self.resources.items():
             entry = self.template.resources_section[name]
-            self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
+            # Heat's required_resource_names: the references in properties and
+            # metadata are followed (and fail) before depends_on's names are looked up.
             for snippet in (defn.properties, defn.metadata):
                 self.template.check_references(snippet)
+            self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
 
     def _validate_resources(self) -> None:
         """Each resource checked, dependencies first, in template order otherwise

@@ -76,7 +76,7 @@ class GroupResource(NestedStackResource):
         if name == "attributes":
             return _attributes_by_name(members)
         if name.startswith("resource."):
-            return _member_attribute(members, name[len("resource."):])
+            return _member_attribute(members, name[len("resource."):], self.name)
         return [handler.attribute(member, name) for _name, member, handler in members]
 
     def attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
@@ -98,6 +98,8 @@ class GroupResource(NestedStackResource):
                     if len(steps) == 1:
                         return handler.reference_id(member)
                     return _member_attribute_path(member, handler, steps[1], steps[2:])
+            if len(steps) == 1:
+                raise _no_member(str(steps[0]), self.name)
             return None
         if name == "attributes":
             return {n: _member_attribute_path(m, h, path[0], path[1:]) for n, m, h in members}
@@ -127,12 +129,19 @@ def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> d
     return {attr: {n: h.attribute(m, attr) for n, m, h in members} for attr in sorted(names)}
 
 
-def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str) -> Any:
+def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str, group: str) -> Any:
     index, _dot, attribute = spec.partition(".")
     for name, member, handler in members:
         if name == index:
             return handler.attribute(member, attribute) if attribute else handler.reference_id(member)
-    return None
+    if not attribute:
+        raise _no_member(index, group)
+    return None  # Heat: a missing member's attribute is null
+
+
+def _no_member(index: str, group: str) -> HotplayError:
+    """Heat's NotFound for ``resource.N`` of a group that has no member N."""
+    return HotplayError(f"Member '{index}' not found in group resource '{group}'.")
 
 
 @register

@@ -584,3 +584,31 @@ def test_a_written_depends_on_change_updates_even_when_nothing_is_needed_otherwi
         """
     stack.apply(text % before)
     assert statuses(stack.apply(text % after))["r1"] == "UPDATE_COMPLETE"
+
+
+def test_references_in_properties_fail_before_depends_on_names(stack):
+    # Heat: 400 'The specified reference "r0" (in r1.Properties.value) is incorrect.'
+    # -- required_resource_names follows the functions first; r0's condition is false.
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        conditions: {c0: false}
+        resources:
+          r0: {type: OS::Heat::None, condition: c0}
+          r1: {type: OS::Heat::Value, depends_on: ghost, properties: {value: {get_attr: [r0, nope]}}}
+        """)
+    assert message.endswith('The specified reference "r0" (in r1.Properties.value) is incorrect.')
+
+
+def test_a_missing_member_of_a_group_is_an_output_error(stack):
+    # Heat: the output's error "Member '0' not found in group resource 'g'." (count 0),
+    # while a missing member's attribute is null.
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::TestResource}}}
+        outputs:
+          ref: {value: {get_attr: [g, resource.0]}}
+          attr: {value: {get_attr: [g, resource.0.output]}}
+        """)
+    assert result["output_errors"] == {"ref": "Member '0' not found in group resource 'g'."}
+    assert result["outputs"]["attr"] is None
