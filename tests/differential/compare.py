@@ -83,8 +83,9 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
                 value = value.replace(physical, f"<id:{path}>")
         if value == whole and value:
             # Pieces of an id cut at its dashes (str_split of a uuid, or of a name
-            # <stack>-<resource>-<suffix>): by which pieces they are.
-            for physical, path in ids.items():
+            # <stack>-<resource>-<suffix>): by which pieces they are, of the first
+            # resource by path that has them (the stack's name is in several).
+            for physical, path in sorted(ids.items(), key=lambda item: item[1]):
                 pieces = physical.split("-")
                 for start in range(len(pieces)):
                     for end in range(start + 1, len(pieces) + 1):
@@ -180,8 +181,13 @@ Rule = Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], bo
 def _later_version_function(case: dict[str, Any], hotplay: list[dict[str, Any]],
                             heat: list[dict[str, Any]]) -> bool:
     # hotplay refuses a function of a later template version; Heat reads it as data.
-    return any(s["verdict"] == "refused" and "it is available from heat_template_version" in s["error"]
-               for s in hotplay)
+    # In a provider's template, the provider resource fails with that refusal.
+    return any((s["verdict"] == "refused" and _LATER in s["error"]) or (
+        s["verdict"] == "ok" and any(_LATER in str(r) for r in s.get("reasons", {}).values()))
+        for s in hotplay)
+
+
+_LATER = "it is available from heat_template_version"
 
 
 def _unchanged_update(case: dict[str, Any], hotplay: list[dict[str, Any]],

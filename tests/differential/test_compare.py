@@ -121,3 +121,14 @@ def test_a_piece_of_an_id_compares_by_its_place_in_it():
     assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
     elsewhere = [ok(outputs={"o": "4917"}, ids={"r": "c8117e33-4632-4917-8d4a-b0fb9140df3e"})]
     assert verdict(CASE, mine, elsewhere, frozenset())[0] == "diverged"
+
+
+def test_a_later_function_in_a_provider_is_forgiven_by_its_failed_resource():
+    failed = ok(ids={"r": "0123456789abcdef"})
+    failed.update(stack_status="CREATE_FAILED", resources={"r": "CREATE_FAILED"}, reasons={
+        "r": "StackValidationFailed: resources.r: prov.yaml: outputs.b.value.str_split: The template "
+             "version is invalid: The function str_split is not supported in this version of HOT "
+             "(2015-04-30); it is available from heat_template_version 2016-10-14."})
+    assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "documented:later-version-function"
+    failed["reasons"]["r"] = "StackValidationFailed: resources.r: something else"
+    assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "diverged"
