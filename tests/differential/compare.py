@@ -154,7 +154,10 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
                  "outputs": tokenised(outputs, ids)}
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
-            shown["replaced"] = sorted(p for p, i in step["ids"].items() if p in before and before[p] != i)
+            # A resource that had no physical id (never created: INIT_COMPLETE) and
+            # gets one is created, not replaced.
+            shown["replaced"] = sorted(p for p, i in step["ids"].items()
+                                       if p in before and before[p] and before[p] != i)
         steps.append(shown)
     return steps
 

@@ -132,3 +132,13 @@ def test_a_later_function_in_a_provider_is_forgiven_by_its_failed_resource():
     assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "documented:later-version-function"
     failed["reasons"]["r"] = "StackValidationFailed: resources.r: something else"
     assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "diverged"
+
+
+def test_a_resource_first_created_in_the_update_is_not_replaced():
+    mine = [ok(ids={"r": "id-aaaaaaaaaaaa"}), ok("UPDATE_COMPLETE", ids={"r": "id-aaaaaaaaaaaa", "n": "id-nnnnnnnnnn"})]
+    theirs = [ok(ids={"r": "stack-r-bbbbbbbbbb", "n": ""}),
+              ok("UPDATE_COMPLETE", ids={"r": "stack-r-bbbbbbbbbb", "n": "stack-n-cccccccccc"})]
+    theirs[0]["resources"]["n"] = "INIT_COMPLETE"
+    mine[0]["resources"]["n"] = "INIT_COMPLETE"
+    mine[0]["reasons"]["n"] = theirs[0]["reasons"]["n"] = ""
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
