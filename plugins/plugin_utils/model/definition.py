@@ -613,12 +613,13 @@ class StackDefinition:
         return checked
 
     @staticmethod
-    def _check_property_names(cls: type | None, properties: Mapping[str, Any], path: str) -> None:
+    def _check_property_names(resource_type: type | None, properties: Mapping[str, Any], path: str) -> None:
         """Heat's Properties.validate names an unknown property before it resolves
         any value (a get_param of a missing parameter fails later)."""
-        if cls is None or getattr(cls, "keeps_any_properties", False) or hasattr(cls, "properties_schema_for"):
+        if resource_type is None or getattr(resource_type, "keeps_any_properties", False) or hasattr(
+                resource_type, "properties_schema_for"):
             return
-        schema = getattr(cls, "properties_schema", {})
+        schema = getattr(resource_type, "properties_schema", {})
         for key in properties:
             if key not in schema:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {key}")
