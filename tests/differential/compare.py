@@ -241,9 +241,9 @@ def _hidden_values(case: dict[str, Any]) -> list[Any]:
 
 def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
                        heat: list[dict[str, Any]]) -> bool:
-    # hotplay masks every piece of a hidden value in what it shows (output names and
-    # values too), as Ansible does with no_log values: Heat's answer masked the same
-    # way must then be hotplay's.
+    # hotplay masks every piece of a hidden value in what it shows (output and
+    # resource names, values, ids), as Ansible does with no_log values: Heat's answer
+    # masked the same way must then be hotplay's.
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 
     secrets = SecretValues()
@@ -251,8 +251,8 @@ def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
         secrets.add(value)
     if not secrets.atoms or not any(s["verdict"] == "ok" for s in heat):
         return False
-    masked = [dict(step, outputs=secrets.mask(step["outputs"])) if step["verdict"] == "ok" else step
-              for step in heat]
+    # Everything the task returns is masked so (resource names and ids too).
+    masked = [dict(secrets.mask(step), verdict=step["verdict"]) for step in heat]
     return not differences(hotplay, masked)
 
 
