@@ -15,6 +15,7 @@ recognises it *and* the document still lists its key.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,8 @@ _PIECE = re.compile(r"^(?:[A-Za-z0-9_%<>-]+(?:\.[^ :]+|\[\d+\])+|(?:\[\d+\])+(?:
                     r"map_merge|if)): ")
 # A provider's failing output read through get_attr: hotplay names the place in it.
 _NESTED_OUTPUT = re.compile(r"(Error in [^ ]+ output [^ :]+: )outputs\.[^ :]+: ")
+# A reference to no resource in an output: Heat says "(in unknown)", hotplay the place.
+_OUTPUT_REFERENCE = re.compile(r'(The specified reference "[^"]*" )\(in outputs\.[^)\s]*\)( is incorrect\.)')
 MALFORMED = ("The server could not comply with the request since it is either malformed or "
              "otherwise incorrect.")
 
@@ -61,16 +64,34 @@ def core(message: str) -> str:
         previous, text = text, _LOCATION.sub("", text)
         if located:  # Heat splits some places in pieces: "str_replace: params.x: [1].get_attr: "
             text = _PIECE.sub("", text)
+    text = _OUTPUT_REFERENCE.sub(r"\1(in unknown)\2", text)
     return _NESTED_OUTPUT.sub(r"\1", _INNER_LOCATION.sub(r"\1", text))
 
 
+# A nested stack's ARN (a provider resource's get_resource): its project and its
+# stack name (``<stack>-<resource>-<random>``) differ by nature, like physical ids.
+_ARN = re.compile(r"arn:openstack:heat::[^:/\s]*:stacks/[^/\s]+/<id:([^>]+)>")
+
+
 def tokenised(value: Any, ids: dict[str, str]) -> Any:
-    """``value`` with every physical id replaced by ``<id:path>``."""
+    """``value`` with every physical id replaced by ``<id:path>`` (``<arn:path>``
+    for a nested stack's ARN)."""
     if isinstance(value, str):
+        whole = value
         for physical, path in ids.items():
             if physical in value:
                 value = value.replace(physical, f"<id:{path}>")
-        return value
+        if value == whole and value:
+            # Pieces of an id cut at its dashes (str_split of a uuid, or of a name
+            # <stack>-<resource>-<suffix>): by which pieces they are, of the first
+            # resource by path that has them (the stack's name is in several).
+            for physical, path in sorted(ids.items(), key=lambda item: item[1]):
+                pieces = physical.split("-")
+                for start in range(len(pieces)):
+                    for end in range(start + 1, len(pieces) + 1):
+                        if "-".join(pieces[start:end]) == value and (start, end) != (0, len(pieces)):
+                            return f"<id:{path}#{start}:{end}>"
+        return _ARN.sub(r"<arn:\1>", value)
     if isinstance(value, list):
         return [tokenised(v, ids) for v in value]
     if isinstance(value, dict):
@@ -133,7 +154,10 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
                  "outputs": tokenised(outputs, ids)}
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
-            shown["replaced"] = sorted(p for p, i in step["ids"].items() if p in before and before[p] != i)
+            # A resource that had no physical id (never created: INIT_COMPLETE) and
+            # gets one is created, not replaced.
+            shown["replaced"] = sorted(p for p, i in step["ids"].items()
+                                       if p in before and before[p] and before[p] != i)
         steps.append(shown)
     return steps
 
@@ -160,8 +184,13 @@ Rule = Callable[[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]], bo
 def _later_version_function(case: dict[str, Any], hotplay: list[dict[str, Any]],
                             heat: list[dict[str, Any]]) -> bool:
     # hotplay refuses a function of a later template version; Heat reads it as data.
-    return any(s["verdict"] == "refused" and "it is available from heat_template_version" in s["error"]
-               for s in hotplay)
+    # In a provider's template, the provider resource fails with that refusal.
+    return any((s["verdict"] == "refused" and _LATER in s["error"]) or (
+        s["verdict"] == "ok" and any(_LATER in str(r) for r in s.get("reasons", {}).values()))
+        for s in hotplay)
+
+
+_LATER = "it is available from heat_template_version"
 
 
 def _unchanged_update(case: dict[str, Any], hotplay: list[dict[str, Any]],
@@ -181,6 +210,8 @@ def _unchanged_update(case: dict[str, Any], hotplay: list[dict[str, Any]],
 def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
                         heat: list[dict[str, Any]]) -> bool:
     # hotplay writes ****** for a hidden value Heat quotes: the rest must match.
+    if _hidden_in_results(case, hotplay, heat):
+        return True
     for mine, theirs in zip(hotplay, heat):
         if mine["verdict"] == "refused" and theirs["verdict"] == "refused" and "******" in mine["error"]:
             # Heat's JSON quoting differs too: "******" stands for false, -1 or "text".
@@ -191,11 +222,56 @@ def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
     return False
 
 
+def _hidden_values(case: dict[str, Any]) -> list[Any]:
+    """The values of the case's hidden parameters (given or default, each step), as
+    given and as a json parameter parses them."""
+    found: list[Any] = []
+    for step in [case] + ([case["update"]] if case.get("update") else []):
+        for name, schema in (step["template"].get("parameters") or {}).items():
+            if isinstance(schema, dict) and schema.get("hidden"):
+                value = step["parameters"].get(name, schema.get("default"))
+                found.append(value)
+                if isinstance(value, str):
+                    try:
+                        found.append(json.loads(value))
+                    except ValueError:
+                        pass
+    return [value for value in found if value is not None]
+
+
+def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                       heat: list[dict[str, Any]]) -> bool:
+    # hotplay masks every piece of a hidden value in what it shows (output and
+    # resource names, values, ids), as Ansible does with no_log values: Heat's answer
+    # masked the same way must then be hotplay's.
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
+
+    secrets = SecretValues()
+    for value in _hidden_values(case):
+        secrets.add(value)
+    if not secrets.atoms or not any(s["verdict"] == "ok" for s in heat):
+        return False
+    # Everything the task returns is masked so (resource names and ids too).
+    masked = [dict(secrets.mask(step), verdict=step["verdict"]) for step in heat]
+    return not differences(hotplay, masked)
+
+
 def _malformed_request(case: dict[str, Any], hotplay: list[dict[str, Any]],
                        heat: list[dict[str, Any]]) -> bool:
-    # Heat's validation failed inside (a TypeError): its API says only "malformed".
-    return any(mine["verdict"] == theirs["verdict"] == "refused" and theirs["error"] == MALFORMED
+    # Heat's validation failed inside (a TypeError, ValueError): its API says only
+    # "malformed" (as the message, or as the explanation of a body with no message).
+    return any(mine["verdict"] == theirs["verdict"] == "refused" and _malformed(theirs["error"])
                for mine, theirs in zip(hotplay, heat))
+
+
+def _malformed(message: str) -> bool:
+    if message == MALFORMED:
+        return True
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("explanation") == MALFORMED
 
 
 def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],
@@ -213,12 +289,61 @@ def _cycle_named(case: dict[str, Any], hotplay: list[dict[str, Any]],
     return False
 
 
+def _output_reference(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                      heat: list[dict[str, Any]]) -> bool:
+    # hotplay refuses an output naming a resource that does not exist (or whose
+    # condition is false); Heat creates the stack and the output reads as the error
+    # "(in unknown)" (it refuses the same output in an update).
+    for index, (mine, theirs) in enumerate(zip(hotplay, heat)):
+        if mine["verdict"] == "refused" and theirs["verdict"] == "ok":
+            named = re.search(r'The specified reference "([^"]*)" \(in outputs\.([^.)\s]+)', mine["error"])
+            if named is None or differences(hotplay[:index], heat[:index]):
+                return False
+            error = theirs["outputs"].get(named.group(2))
+            expected = f'The specified reference "{named.group(1)}" (in unknown) is incorrect.'
+            return isinstance(error, dict) and core(str(error.get("error", ""))) == expected
+    return False
+
+
+def _policy(definition: dict[str, Any]) -> str:
+    return str(definition.get("deletion_policy") or "Delete").lower()
+
+
+def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                  heat: list[dict[str, Any]]) -> bool:
+    # An update that writes a resource's deletion_policy differently with the same
+    # meaning (the default Delete written out, or left out) changes nothing in
+    # hotplay; Heat compares the written text and updates it (UPDATE_COMPLETE).
+    if not case.get("update") or len(hotplay) != 2 or len(heat) != 2 or any(
+            s["verdict"] != "ok" for s in hotplay + heat):
+        return False
+    mine, theirs = view(hotplay, heat)[1], view(heat, hotplay)[1]
+    if {k: v for k, v in mine.items() if k != "resources"} != {
+            k: v for k, v in theirs.items() if k != "resources"}:
+        return False
+    before, after = case["template"]["resources"], case["update"]["template"]["resources"]
+    differing = {p for p in set(mine["resources"]) | set(theirs["resources"])
+                 if mine["resources"].get(p) != theirs["resources"].get(p)}
+    for path in differing:
+        old, new = before.get(path), after.get(path)
+        if (old is None or new is None or theirs["resources"].get(path) != "UPDATE_COMPLETE"
+                or mine["resources"].get(path) != hotplay[0]["resources"].get(path)
+                or _policy(old) != _policy(new) or old.get("deletion_policy") == new.get("deletion_policy")):
+            return False
+        if {k: v for k, v in old.items() if k != "deletion_policy"} != {
+                k: v for k, v in new.items() if k != "deletion_policy"}:
+            return False
+    return bool(differing)
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
     "hidden-in-messages": _hidden_in_messages,
     "malformed-request": _malformed_request,
     "cycle-named": _cycle_named,
+    "output-reference": _output_reference,
+    "same-meaning-unchanged": _same_meaning,
 }
 
 

@@ -69,3 +69,76 @@ def test_a_cycle_is_forgiven_only_when_heat_names_its_resources():
     assert verdict(CASE, mine, elsewhere, documented_keys())[0] == "diverged"
     not_a_cycle = [{"verdict": "refused", "error": '"r0" "r1" is not a map'}]
     assert verdict(CASE, mine, not_a_cycle, documented_keys())[0] == "diverged"
+
+
+def test_an_output_reference_is_forgiven_only_when_heat_reports_that_output():
+    mine = [{"verdict": "refused", "error": '/t.yaml: outputs.o1.value.get_resource: The specified '
+             'reference "r9" (in outputs.o1.value) is incorrect.'}]
+    theirs = [ok(outputs={"o1": {"error": 'The specified reference "r9" (in unknown) is incorrect.'}})]
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "documented:output-reference"
+    another = [ok(outputs={"o1": {"error": 'The specified reference "r8" (in unknown) is incorrect.'}})]
+    assert verdict(CASE, mine, another, documented_keys())[0] == "diverged"
+    fine = [ok(outputs={"o1": "x"})]
+    assert verdict(CASE, mine, fine, documented_keys())[0] == "diverged"
+
+
+def test_a_policy_written_out_is_forgiven_only_when_nothing_else_changed():
+    before = {"r": {"type": "OS::Heat::TestResource"}}
+    case = dict(CASE, template={"resources": before},
+                update={"template": {"resources": {"r": {"type": "OS::Heat::TestResource",
+                                                         "deletion_policy": "Delete"}}}})
+    mine = [ok(), ok("UPDATE_COMPLETE")]
+    mine[1]["resources"] = {"r": "CREATE_COMPLETE"}
+    theirs = [ok(), ok("UPDATE_COMPLETE")]
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:same-meaning-unchanged"
+    retained = dict(case, update={"template": {"resources": {"r": {"type": "OS::Heat::TestResource",
+                                                                   "deletion_policy": "Retain"}}}})
+    assert verdict(retained, mine, theirs, documented_keys())[0] == "diverged"
+
+
+def test_masked_results_are_forgiven_only_for_a_hidden_value():
+    template = {"parameters": {"p": {"type": "json", "hidden": True}}}
+    case = dict(CASE, template=template, parameters={"p": '{"k": 2}'})
+    mine, theirs = [ok(outputs={"o******": {}})], [ok(outputs={"o2": {}})]
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:hidden-in-messages"
+    shown = dict(case, template={"parameters": {"p": {"type": "json"}}})
+    assert verdict(shown, mine, theirs, documented_keys())[0] == "diverged"
+
+
+def test_malformed_is_recognised_as_a_message_or_as_a_bodys_explanation():
+    mine = [{"verdict": "refused", "error": "/t.yaml: Unrecognized value 'None', acceptable values are: 'no'"}]
+    body = ('{"code": 400, "title": "Bad Request", "explanation": "The server could not comply with the '
+            'request since it is either malformed or otherwise incorrect.", "error": {"type": "ValueError"}}')
+    assert verdict(CASE, mine, [{"verdict": "refused", "error": body}], documented_keys())[0] == \
+        "documented:malformed-request"
+    other = '{"code": 400, "explanation": "Something else"}'
+    assert verdict(CASE, mine, [{"verdict": "refused", "error": other}], documented_keys())[0] == "diverged"
+
+
+def test_a_piece_of_an_id_compares_by_its_place_in_it():
+    mine = [ok(outputs={"o": "48d3"}, ids={"r": "1ebacff7-48d3-4f75-9f7b-16c381ee97f4"})]
+    theirs = [ok(outputs={"o": "4632"}, ids={"r": "c8117e33-4632-4917-8d4a-b0fb9140df3e"})]
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+    elsewhere = [ok(outputs={"o": "4917"}, ids={"r": "c8117e33-4632-4917-8d4a-b0fb9140df3e"})]
+    assert verdict(CASE, mine, elsewhere, frozenset())[0] == "diverged"
+
+
+def test_a_later_function_in_a_provider_is_forgiven_by_its_failed_resource():
+    failed = ok(ids={"r": "0123456789abcdef"})
+    failed.update(stack_status="CREATE_FAILED", resources={"r": "CREATE_FAILED"}, reasons={
+        "r": "StackValidationFailed: resources.r: prov.yaml: outputs.b.value.str_split: The template "
+             "version is invalid: The function str_split is not supported in this version of HOT "
+             "(2015-04-30); it is available from heat_template_version 2016-10-14."})
+    assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "documented:later-version-function"
+    failed["reasons"]["r"] = "StackValidationFailed: resources.r: something else"
+    assert verdict(CASE, [failed], [ok()], documented_keys())[0] == "diverged"
+
+
+def test_a_resource_first_created_in_the_update_is_not_replaced():
+    mine = [ok(ids={"r": "id-aaaaaaaaaaaa"}), ok("UPDATE_COMPLETE", ids={"r": "id-aaaaaaaaaaaa", "n": "id-nnnnnnnnnn"})]
+    theirs = [ok(ids={"r": "stack-r-bbbbbbbbbb", "n": ""}),
+              ok("UPDATE_COMPLETE", ids={"r": "stack-r-bbbbbbbbbb", "n": "stack-n-cccccccccc"})]
+    theirs[0]["resources"]["n"] = "INIT_COMPLETE"
+    mine[0]["resources"]["n"] = "INIT_COMPLETE"
+    mine[0]["reasons"]["n"] = theirs[0]["reasons"]["n"] = ""
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"

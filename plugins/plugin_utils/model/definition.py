@@ -19,7 +19,8 @@ from ..language.environment import Environment
 from ..errors import HotplayError, StackValidationFailed, TemplateError
 from ..language.functions.base import dependencies, resolve
 from ..language.functions.hot import GetParam, select_path
-from .graph import check_acyclic, topological_order
+from .graph import check_acyclic, first_ready_order
+from .group_reads import check_member_reads, group_reads
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
     Parameters,
@@ -33,7 +34,7 @@ from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import PropertySchema, Resource, ResourceState, resource_class
 from ..resources.facades import check_against_facade, translate_replaced
 from ..resources.base import handler_for as resource_handler
-from ..resources.runtime import RuntimeContext
+from ..resources.runtime import PROJECT_ID, RuntimeContext
 from ..resources.properties import UNKNOWN, contains_unknown, validate_properties
 from ..language.template.hot import HotTemplate
 from ..language.template.loader import TemplateSource, load_template_yaml
@@ -81,7 +82,7 @@ class OutputDefinition:
 class StackIdentity:
     name: str
     id: str
-    project_id: str = "hotplay"
+    project_id: str = PROJECT_ID
     # For nested stacks: the names of the resources from the top stack down.
     path: tuple[str, ...] = ()
     facade: Mapping[str, Any] | None = None
@@ -214,10 +215,11 @@ class Scope:
         }
         if name in pseudo:
             return pseudo[name]
-        values = self.definition.parameters.values
-        if name not in values:  # while the stack loads: a value missing or wrong
-            raise StackValidationFailed(f"The Parameter ({name}) was not provided.")
-        return values[name]
+        parameters = self.definition.parameters
+        if name not in parameters.values:  # while the stack loads: a value missing or wrong
+            raise StackValidationFailed(parameters.unreadable.get(
+                name, f"The Parameter ({name}) was not provided."))
+        return parameters.values[name]
 
     def has_resource(self, name: str) -> bool:
         return name in self.definition.template.resources_section
@@ -266,10 +268,13 @@ class StackDefinition:
         given_parameters: Mapping[str, Any],
         identity: StackIdentity,
         files: Mapping[str, str] | None = None,
+        previous_parameters: frozenset[str] = frozenset(),
     ) -> None:
         self.source = source
         self.environment = environment
         self.identity = identity
+        # An update: the parameters the stack's current template declares.
+        self.previous_parameters = previous_parameters
         self.files: dict[str, str] = {**source.files, **(files or {})}
         self._conditions: dict[str, bool] = {}
         self._evaluating: list[str] = []
@@ -309,6 +314,7 @@ class StackDefinition:
         # names, references and cycles; then each resource, dependencies first.
         self.parameters: Parameters = provisional_parameters(
             self.parameter_schemas, given_parameters, self.environment)
+        self._read_kept_parameters(given_parameters)
         parsed = self._parse_resources()
         provisional = self.parameters
         self.parameters = resolve_parameters(
@@ -326,8 +332,23 @@ class StackDefinition:
         self._refuse_duplicate_names()
         self._check_references()
         check_acyclic(self.requires_graph())
-        self._validate_resources()
+        # Heat parses the outputs (a function's arguments are checked) as it
+        # gathers what they read, before it validates the resources; it validates
+        # the outputs' functions after them.
         self.outputs = self._output_definitions()
+        self._validate_resources()
+        self._validate_outputs()
+
+    def _read_kept_parameters(self, given: Mapping[str, Any]) -> None:
+        """An update: Heat reads the new value of each parameter the stack already
+        had and the request does not give (its check of immutable parameters), so
+        one with no usable value fails first (``The Parameter (p0) was not
+        provided.``), before the stack loads."""
+        for name in self.parameter_schemas:
+            if (name in self.previous_parameters and name not in given
+                    and name not in self.environment.parameters and name not in self.parameters.values):
+                raise StackValidationFailed(self.parameters.unreadable.get(
+                    name, f"The Parameter ({name}) was not provided."))
 
     def _refuse_duplicate_names(self) -> None:
         """Heat refuses a name used by both a parameter and a resource (whose
@@ -443,13 +464,16 @@ class StackDefinition:
         first."""
         for name, defn in self.resources.items():
             entry = self.template.resources_section[name]
-            self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
+            # Heat's required_resource_names: the references in properties and
+            # metadata are followed (and fail) before depends_on's names are looked up.
             for snippet in (defn.properties, defn.metadata):
                 self.template.check_references(snippet)
+            self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
 
     def _validate_resources(self) -> None:
-        """Each resource checked, dependencies first (Heat's ``Stack.validate``)."""
-        for name in topological_order(self.requires_graph()):
+        """Each resource checked, dependencies first, in template order otherwise
+        (Heat's ``Stack.validate`` walks its graph so, in the order of a set)."""
+        for name in first_ready_order(self.requires_graph()):
             defn = self.resources[name]
             path = f"resources.{name}"
             cls = resource_class(defn.implementation)
@@ -468,6 +492,27 @@ class StackDefinition:
             known = self._check_properties(name, defn.implementation, defn.properties, path)
             if known is not None:
                 self.resources[name] = replace(defn, known_properties=known)
+                self._check_group_reads(name, defn, known)
+
+    def _check_group_reads(self, name: str, defn: ResourceDefinition, properties: dict[str, Any]) -> None:
+        """A ResourceGroup's members read elsewhere in the stack, checked against the
+        member's type as Heat validates the group's nested stack (model.group_reads)."""
+        cls = resource_class(defn.implementation)
+        if cls is None or getattr(cls, "type_name", None) != "OS::Heat::ResourceGroup":
+            return
+        group: Any = cls(name, _NO_RUNTIME)
+        members = group.member_names(properties)
+        member_def = properties.get("resource_def") or {}
+        if not members or not isinstance(member_def.get("type"), str):
+            return
+        nested = self.environment.for_nested(name, defn.type)
+        member_cls = resource_class(nested.registry.resolve(member_def["type"], (members[0],)))
+        names = member_cls(members[0], _NO_RUNTIME).attribute_names() if member_cls is not None else None
+        if names is None:
+            return
+        snippets = [s for d in self.resources.values() for s in (d.properties, d.metadata)]
+        snippets += [o.value for o in self.outputs.values() if o.enabled]
+        check_member_reads(name, members[0], frozenset(names), group_reads(name, snippets))
 
     def _reads(self, *snippets: Any) -> frozenset[str]:
         names: set[str] = set()
@@ -500,11 +545,13 @@ class StackDefinition:
         entry = self.template.resources_section.get(name)
         return entry is not None and self._enabled(entry, f"resources.{name}")
 
-    @staticmethod
-    def _deletion_policy(entry: Mapping[str, Any], path: str) -> str:
-        """The policy in Heat's spelling; an unknown one fails as the stack loads."""
+    def _deletion_policy(self, entry: Mapping[str, Any], path: str) -> str:
+        """The policy in Heat's spelling; one the template's version does not know
+        fails as the stack loads (after the parameters' declarations are read)."""
         raw = entry.get("deletion_policy", "Delete")
         policy = DELETION_POLICIES.get(str(raw).lower())
+        if isinstance(raw, str) and "deletion_policy" in entry and raw not in self.template.version.deletion_policies:
+            policy = None
         if policy is None:
             raise StackValidationFailed(
                 f'Invalid deletion policy "{raw}"', path=f"{path}.deletion_policy"
@@ -551,30 +598,41 @@ class StackDefinition:
             # Heat's OS::Heat::None never resolves its properties (it re-parses
             # them with an empty schema): what they would compute is not checked.
             return {}
+        self._check_property_names(cls, properties, f"{path}.properties")
         values = {}
+        reading = frozenset(key for key, snippet in properties.items() if dependencies(snippet))
         for key, snippet in properties.items():
-            if dependencies(snippet):
-                self._resolve_as_heat_validates(snippet)
-                values[key] = UNKNOWN
-            else:
-                values[key] = resolve(snippet)
+            values[key] = self._resolve_as_heat_validates(snippet) if key in reading else resolve(snippet)
         if cls is None:
-            self._check_provider_properties(implementation, values, f"{path}.properties")
+            self._check_provider_properties(implementation, values, f"{path}.properties", reading)
             return None
-        checked = validate_properties(cls, values, f"{path}.properties", partial=True)
-        if contains_unknown(checked):
+        checked = validate_properties(cls, values, f"{path}.properties", partial=True, unchecked=reading)
+        if reading or contains_unknown(checked):
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked
 
-    def _resolve_as_heat_validates(self, snippet: Any) -> None:
+    @staticmethod
+    def _check_property_names(resource_type: type | None, properties: Mapping[str, Any], path: str) -> None:
+        """Heat's Properties.validate names an unknown property before it resolves
+        any value (a get_param of a missing parameter fails later)."""
+        if resource_type is None or getattr(resource_type, "keeps_any_properties", False) or hasattr(
+                resource_type, "properties_schema_for"):
+            return
+        schema = getattr(resource_type, "properties_schema", {})
+        for key in properties:
+            if key not in schema:
+                raise StackValidationFailed(f"Property error: {path}: Unknown Property {key}")
+
+    def _resolve_as_heat_validates(self, snippet: Any) -> Any:
         """Heat validates a value that reads other resources with what they give
         before they exist (``get_resource``: the name; ``get_attr``: null): a
-        function that cannot take those fails now, as in Heat.  The value itself
-        stays unknown until the resources exist."""
+        function that cannot take those fails now, and so does a result of the
+        wrong type (``Value must be a string; got {'k': 'r0'}``), as in Heat.  The
+        real value is only known once the resources exist."""
         self.scope.placeholders = True
         try:
-            resolve(snippet)
+            return resolve(snippet)
         finally:
             self.scope.placeholders = False
 
@@ -592,7 +650,8 @@ class StackDefinition:
         provider = load_template_yaml(self.files[key], key)
         return provider if isinstance(provider, dict) else {}
 
-    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str) -> None:
+    def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str,
+                                   reading: frozenset[str] = frozenset()) -> None:
         """A provider template's parameters are the resource's properties, typed and
         required as Heat's ``Properties.schema_from_params`` makes them."""
         declared = self._provider(key).get("parameters") or {}
@@ -607,7 +666,7 @@ class StackDefinition:
                 schemas[str(name)] = PropertySchema(kind, required=required)
         holder = type("ProviderProperties", (), {"properties_schema": schemas})
         converted = {k: _provider_conversion(schemas.get(k), v) for k, v in values.items()}
-        validate_properties(holder, converted, path, partial=True)
+        validate_properties(holder, converted, path, partial=True, unchecked=reading)
 
     def attribute_names_of(self, name: str) -> frozenset[str] | None:
         """Attributes ``get_attr`` may name on a resource, from its type alone
@@ -639,15 +698,19 @@ class StackDefinition:
             path = f"outputs.{name}"
             entry = entry or {}
             enabled = self._enabled(entry, path)
-            value = self.template.parse(self.scope, entry.get("value"), f"{path}.value")
-            if enabled:
-                # Heat's output validation runs only the functions that have a
-                # validate(); get_param fails when the output is read (output error).
-                self.template.validate_functions(value, skip=(GetParam,))
+            # Heat does not parse the value of an output whose condition is false.
+            value = self.template.parse(self.scope, entry.get("value"), f"{path}.value") if enabled else None
             outputs[name] = OutputDefinition(
                 name, value, str(entry.get("description", "")), enabled
             )
         return outputs
+
+    def _validate_outputs(self) -> None:
+        for output in self.outputs.values():
+            if output.enabled:
+                # Heat's output validation runs only the functions that have a
+                # validate(); get_param fails when the output is read (output error).
+                self.template.validate_functions(output.value, skip=(GetParam,))
 
 
 # Heat's ``Schema.from_parameter``: the property type of each parameter type.

@@ -9,6 +9,7 @@ starts.  Everything here is linear in nodes + edges.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping
 from typing import TypeVar
@@ -84,4 +85,26 @@ def topological_order(requires: Mapping[Node, Iterable[Node]]) -> list[Node]:
             waiting[dependant] -= 1
             if waiting[dependant] == 0:
                 ready.append(dependant)
+    return order
+
+
+def first_ready_order(requires: Mapping[Node, Iterable[Node]]) -> list[Node]:
+    """Nodes so that each comes after everything it requires, taking each time the
+    first ready node in the mapping's order (Heat's ``Graph.toposort``, which its
+    Stack.validate walks): a node needed by an early node comes right before it."""
+    graph = normalise(requires)
+    dependants = reverse(graph)
+    rank = {node: index for index, node in enumerate(graph)}
+    waiting = {node: len(needs) for node, needs in graph.items()}
+    ready = [rank[node] for node, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    nodes = list(graph)
+    order: list[Node] = []
+    while ready:
+        node = nodes[heapq.heappop(ready)]
+        order.append(node)
+        for dependant in dependants[node]:
+            waiting[dependant] -= 1
+            if waiting[dependant] == 0:
+                heapq.heappush(ready, rank[dependant])
     return order

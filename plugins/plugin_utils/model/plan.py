@@ -143,6 +143,9 @@ class PlanContext(Protocol):
     def keep_secret_properties(self, handler: Resource, properties: Mapping[str, Any]) -> None:
         """Keep the values of properties the type declares secret as secrets."""
 
+    def requires_changed(self, defn: Any, resources: Mapping[str, Any]) -> bool:
+        """Whether the resources ``defn`` needs differ from those recorded with it."""
+
     def preview_child(self, stack: StackRecord, resource_name: str,
                       definition: StackDefinition) -> PlanContext:
         """The context of a nested stack (``stack`` may be unsaved: not created yet)."""
@@ -372,7 +375,8 @@ class _Previewer:
             return UNCHANGED, ""  # an adopted resource is never touched
         known = Known(unknown, self.partial, lambda key: _describe(key, unknown, self.actions))
         decision = decide(self.store, defn, handler, record, after, known,
-                          repair=self.repairs.get(self.prefix + defn.name))
+                          repair=self.repairs.get(self.prefix + defn.name),
+                          requires_changed=self.stack_run.requires_changed(defn, self.definition.resources))
         return decision.action, decision.reason
 
     def _swap_back(self, defn: Any, handler: Resource, after: Mapping[str, Any],

@@ -11,8 +11,8 @@ and the apply it promises cannot disagree.  Facts from Heat 27
 - a change of type, or of the template that implements it, is a replacement;
 - a resource that is not COMPLETE is updated, unless its type replaces failed
   resources (``needs_replace_failed``) or it was marked unhealthy;
-- otherwise properties, metadata, update_policy and deletion_policy are compared
-  with the recorded definition: any difference is an update, and the type says
+- otherwise properties, metadata, update_policy, deletion_policy and the
+  resources it depends on are compared with the recorded definition: any difference is an update, and the type says
   whether the properties that changed force a replacement;
 - with ``converge`` (Heat's ``stack update --converge``), a resource whose real
   thing drifted is updated even when nothing else changed.
@@ -110,9 +110,10 @@ def external_id_change(declared: Any, record: ResourceState | None) -> str | Non
 
 def decide(store: Store, declared: Any, handler: Resource, record: ResourceState | None,
            properties: Mapping[str, Any], known: Known = EVERYTHING_KNOWN,
-           repair: str | None = None) -> Decision:
+           repair: str | None = None, requires_changed: bool = False) -> Decision:
     """What applying ``declared`` (a model.definition.ResourceDefinition) with its
     resolved ``properties`` does to the resource recorded as ``record``.
+    ``requires_changed``: the resources it depends on differ from those recorded.
 
     ``repair``: why the real resource no longer matches its record (Heat's
     ``converge``: the drift found before the update); an otherwise unchanged
@@ -128,7 +129,7 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
         return Decision(UNCHANGED)
     changed = [key for key in sorted(set(properties) | set(record.properties))
                if key in known.unknown or properties.get(key) != record.properties.get(key)]
-    other = definition_changes(declared, record)
+    other = definition_changes(declared, record) + (["depends_on changed"] if requires_changed else [])
     if not changed and not other:
         return Decision(UPDATED, repair) if repair else Decision(UNCHANGED)
     described = ", ".join(known.describe(key) for key in changed)

@@ -166,8 +166,10 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     stack_id = existing.id if existing else str(uuid.uuid4())
     try:
+        kept = frozenset((last.definition.get("template") or {}).get("parameters") or {}) if last else frozenset()
         definition = StackDefinition(inputs.source, inputs.environment, given,
-                                     StackIdentity(request.name, stack_id), inputs.files)
+                                     StackIdentity(request.name, stack_id), inputs.files,
+                                     previous_parameters=kept)
     except HotplayError:
         mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
         raise
@@ -177,7 +179,8 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     repairs = drift_repairs(detect_drift(store, existing, request.host)) \
         if request.converge and existing is not None else {}
     plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
-                   probe=request.check_mode, repairs=repairs)
+                   probe=request.check_mode, repairs=repairs,
+                   previous_depends_on=written_depends_on(last))
     # The preview met every secret it could resolve (nested stacks' hidden values,
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
@@ -187,6 +190,19 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
                      plan_id(existing, plan, digest, store.digest), skip, paused, repairs)
+
+
+def written_depends_on(last: RevisionRecord | None) -> dict[str, tuple[str, ...]] | None:
+    """Each resource's depends_on as the last revision's template wrote it (a name
+    is a list of one), or None when there is no last revision."""
+    if last is None:
+        return None
+    resources = (last.definition.get("template") or {}).get("resources") or {}
+    found: dict[str, tuple[str, ...]] = {}
+    for name, entry in resources.items():
+        written = entry.get("depends_on") if isinstance(entry, dict) else None
+        found[str(name)] = (written,) if isinstance(written, str) else tuple(written or ())
+    return found
 
 
 def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
@@ -248,7 +264,8 @@ def _run_locked(
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
                              breakpoints=tuple(request.breakpoints), host=request.host,
-                             repairs=prepared.repairs, taken_over=taken_over)
+                             repairs=prepared.repairs, taken_over=taken_over,
+                             previous_depends_on=written_depends_on(prepared.last))
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"

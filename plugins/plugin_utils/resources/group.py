@@ -16,7 +16,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import HotplayError, StackValidationFailed
+from ..errors import HotplayError, InvalidAttribute, StackValidationFailed
 
 from ..language.functions.hot import select_path
 from ..limits import MAX_RESOURCES_PER_STACK
@@ -56,6 +56,18 @@ class GroupResource(NestedStackResource):
                 for name, member in self.members(state)]
 
     def attribute(self, state: ResourceState, name: str) -> Any:
+        try:
+            return self._attribute(state, name)
+        except InvalidAttribute:
+            raise self._unknown_attribute(name) from None
+
+    def _unknown_attribute(self, key: str, path: list[Any] | None = None) -> InvalidAttribute:
+        """A member has no such attribute: Heat stores nothing for the group's read
+        and then names the group, with the read's key (a tuple when it has a path)."""
+        shown = repr(tuple([key, *path])) if path else key
+        return InvalidAttribute(f"The Referenced Attribute ({self.name} {shown}) is incorrect.")
+
+    def _attribute(self, state: ResourceState, name: str) -> Any:
         members = self._member_values(state)
         if name == "refs":
             return [handler.reference_id(member) for _name, member, handler in members]
@@ -64,7 +76,7 @@ class GroupResource(NestedStackResource):
         if name == "attributes":
             return _attributes_by_name(members)
         if name.startswith("resource."):
-            return _member_attribute(members, name[len("resource."):])
+            return _member_attribute(members, name[len("resource."):], self.name)
         return [handler.attribute(member, name) for _name, member, handler in members]
 
     def attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
@@ -72,6 +84,12 @@ class GroupResource(NestedStackResource):
         ``resource.N`` and the path name a member's attribute; ``attributes`` maps
         each member to the attribute the path names; any other name is a list of
         each member's attribute, the path applied to each."""
+        try:
+            return self._attribute_path(state, name, path)
+        except InvalidAttribute:
+            raise self._unknown_attribute(name, path) from None
+
+    def _attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
         members = self._member_values(state)
         if name.startswith("resource."):
             steps = name.split(".", 2)[1:] + list(path)
@@ -80,11 +98,13 @@ class GroupResource(NestedStackResource):
                     if len(steps) == 1:
                         return handler.reference_id(member)
                     return _member_attribute_path(member, handler, steps[1], steps[2:])
+            if len(steps) == 1:
+                raise _no_member(str(steps[0]), self.name)
             return None
         if name == "attributes":
             return {n: _member_attribute_path(m, h, path[0], path[1:]) for n, m, h in members}
         if name in ("refs", "refs_map"):
-            return select_path(self.attribute(state, name), path)
+            return select_path(self._attribute(state, name), path)
         return [_member_attribute_path(m, h, name, path) for _n, m, h in members]
 
     def reference_id(self, state: ResourceState) -> Any:
@@ -109,12 +129,19 @@ def _attributes_by_name(members: list[tuple[str, ResourceState, Resource]]) -> d
     return {attr: {n: h.attribute(m, attr) for n, m, h in members} for attr in sorted(names)}
 
 
-def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str) -> Any:
+def _member_attribute(members: list[tuple[str, ResourceState, Resource]], spec: str, group: str) -> Any:
     index, _dot, attribute = spec.partition(".")
     for name, member, handler in members:
         if name == index:
             return handler.attribute(member, attribute) if attribute else handler.reference_id(member)
-    return None
+    if not attribute:
+        raise _no_member(index, group)
+    return None  # Heat: a missing member's attribute is null
+
+
+def _no_member(index: str, group: str) -> HotplayError:
+    """Heat's NotFound for ``resource.N`` of a group that has no member N."""
+    return HotplayError(f"Member '{index}' not found in group resource '{group}'.")
 
 
 @register
@@ -125,9 +152,9 @@ class ResourceGroup(GroupResource):
     properties_schema = {
         "count": PropertySchema("integer", "The number of resources to create.", default=1,
                                 update_allowed=True),
+        # Heat: Length(min=3), and not update_allowed: a new index_var replaces the group.
         "index_var": PropertySchema("string", "A variable replaced with the member's index.",
-                                    default="%index%", update_allowed=True,
-                                    constraints=(length(min=3),)),  # Heat: Length(min=3)
+                                    default="%index%", constraints=(length(min=3),)),
         "resource_def": PropertySchema("map", "Resource definition for the resources in the group.",
                                        required=True, update_allowed=True),
         "removal_policies": PropertySchema("list", "Policies for removal of resources on update.",
@@ -158,6 +185,11 @@ class ResourceGroup(GroupResource):
                 default=0, constraints=(value_range(min=0),)),
         }),
     }
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        # Heat's update_template_diff_properties holds for groups too: a changed
+        # property that is not update_allowed (index_var) replaces the group.
+        return Resource.replacement_reason(self, old, new)
 
     @classmethod
     def validate_update_policy(cls, policy: Mapping[str, Any] | None, path: str) -> dict[str, Any]:

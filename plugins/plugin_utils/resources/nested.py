@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFailed,
                       TemplateOutputError)
@@ -28,7 +29,7 @@ from .base import (
     register,
     register_template_type,
 )
-from .runtime import Declared, RuntimeContext
+from .runtime import PROJECT_ID, Declared, RuntimeContext
 
 
 class NestedStackResource(Resource):
@@ -298,9 +299,23 @@ class TemplateResource(NestedStackResource):
         return self.outputs(state).get(name)
 
     def reference_id(self, state: ResourceState) -> Any:
+        """Heat's TemplateResource.get_reference_id: the ``OS::stack_id`` output when
+        the provider has one, else the nested stack's ARN (not its bare id)."""
         outputs = self.outputs(state)
-        return (outputs.get("OS::stack_id") or state.data.get(ADOPTED_ID) or state.nested_stack_id
-                or self.name)
+        if outputs.get("OS::stack_id"):
+            return outputs["OS::stack_id"]
+        if state.data.get(ADOPTED_ID):  # Heat's resource adopted, its template's id unknown (check mode)
+            return state.data[ADOPTED_ID]
+        if not state.nested_stack_id:
+            return self.name
+        child = self.runtime.store.get_stack(state.nested_stack_id)
+        return stack_arn(child.name, child.id)
+
+
+def stack_arn(name: str, stack_id: str) -> str:
+    """A stack's identifier as Heat's ``HeatIdentifier.arn`` writes it."""
+    project, name, stack_id = (quote(text, safe="") for text in (PROJECT_ID, name, stack_id))
+    return f"arn:openstack:heat::{project}:stacks/{name}/{stack_id}"
 
 
 def as_delimited_list(value: Any) -> Any:

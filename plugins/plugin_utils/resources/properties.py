@@ -24,7 +24,11 @@ Facts from Heat 27 (``heat/engine/properties.py`` and ``constraints.py``):
 
 Values not known yet (a ``get_attr`` on a resource not created) are the
 ``UNKNOWN`` sentinel; with ``partial=True`` they are kept as they are and their
-type and constraints are not checked (Heat skips constraints of such values too).
+type and constraints are not checked.  The keys named in ``unchecked`` hold what a
+value that reads other resources gives before they exist (``get_resource``: the
+name, ``get_attr``: null): as in Heat (``Properties._find_deps_any_in_init``) they
+are converted to their type, which may fail, but their constraints are not checked,
+nor the keys of their nested maps.
 
 Three optional class attributes of a resource type are honoured:
 ``accepts_any_properties`` (OS::Heat::None: anything goes, nothing is kept),
@@ -39,6 +43,7 @@ import json
 import numbers
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StackValidationFailed, join_path
@@ -63,6 +68,16 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+
+
+@dataclass(frozen=True)
+class _Mode:
+    """How a value is checked: ``partial`` lets UNKNOWN through; ``constrain`` is
+    false for a value that reads resources not created yet (its type is checked,
+    not its constraints)."""
+
+    partial: bool
+    constrain: bool = True
 
 
 # -- constraint constructors (the ``args`` of each kind, in one place) ------------
@@ -90,11 +105,13 @@ def allowed_pattern(pattern: str, description: str = "") -> Constraint:
 
 # -- the public entry point ------------------------------------------------------
 def validate_properties(resource_class: type, values: Mapping[str, Any] | None,
-                        path: str, partial: bool = False) -> dict[str, Any]:
+                        path: str, partial: bool = False,
+                        unchecked: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The validated properties of a resource, or StackValidationFailed.
 
     ``path`` is where the properties live (``resources.bad.properties``); it
-    prefixes Heat's message.  With ``partial`` the ``UNKNOWN`` values are skipped.
+    prefixes Heat's message.  With ``partial`` the ``UNKNOWN`` values are skipped;
+    the keys in ``unchecked`` are converted but not constrained.
     """
     values = values or {}
     if getattr(resource_class, "accepts_any_properties", False):
@@ -104,7 +121,7 @@ def validate_properties(resource_class: type, values: Mapping[str, Any] | None,
         return dict(values)  # Hotplay::ReadOnly: another type's, kept as written
     schema = schema_for(resource_class, values)
     try:
-        return _validate_mapping(schema, values, partial)
+        return _validate_mapping(schema, values, _Mode(partial), unchecked)
     except _Invalid as err:
         where = join_path(path, err.path)
         raise StackValidationFailed(f"Property error: {where}: {err.message}") from None
@@ -141,25 +158,27 @@ class _Invalid(Exception):
         return _Invalid(self.message, [key, *self.path])
 
 
-def _validate_mapping(schema: Mapping[Any, PropertySchema],
-                      data: Mapping[Any, Any], partial: bool) -> dict[Any, Any]:
-    for key in data:
+def _validate_mapping(schema: Mapping[Any, PropertySchema], data: Mapping[Any, Any],
+                      mode: _Mode, unchecked: frozenset[str] = frozenset()) -> dict[Any, Any]:
+    # Heat reads an unconstrained nested map through its schema's keys only.
+    for key in data if mode.constrain else ():
         if key not in schema:
             raise _Invalid(f"Unknown Property {key}")
-    return {key: _property_value(key, prop, data, partial)
+    loose = _Mode(mode.partial, constrain=False)
+    return {key: _property_value(key, prop, data, loose if key in unchecked else mode)
             for key, prop in schema.items()}
 
 
 def _property_value(key: str | int, prop: PropertySchema,
-                    data: Mapping[Any, Any], partial: bool) -> Any:
+                    data: Mapping[Any, Any], mode: _Mode) -> Any:
     if key in data:
         try:
-            return _checked_value(prop, data[key], partial)
+            return _checked_value(prop, data[key], mode)
         except _Invalid as err:
             raise err.under(key) from None
     if prop.default is not None:
         try:
-            return _checked_value(prop, None, partial)
+            return _checked_value(prop, None, mode)
         except _Invalid as err:
             raise err.under(key) from None
     if prop.required:
@@ -168,24 +187,24 @@ def _property_value(key: str | int, prop: PropertySchema,
     return None
 
 
-def _checked_value(prop: PropertySchema, value: Any, partial: bool) -> Any:
+def _checked_value(prop: PropertySchema, value: Any, mode: _Mode) -> Any:
     if value is UNKNOWN:
-        if not partial:
+        if not mode.partial:
             raise TypeError("UNKNOWN property value outside partial validation")
         return UNKNOWN
-    coerced = _coerce(prop, value, partial)
-    if not contains_unknown(coerced):
+    coerced = _coerce(prop, value, mode)
+    if mode.constrain and not contains_unknown(coerced):
         for constraint in prop.constraints:
             _check_constraint(constraint, prop, coerced)
     return coerced
 
 
-def _coerce(prop: PropertySchema, value: Any, partial: bool) -> Any:
+def _coerce(prop: PropertySchema, value: Any, mode: _Mode) -> Any:
     coerce = _COERCERS.get(prop.type)
     if coerce is None:
         raise ValueError(f"unknown property type {prop.type!r}")
     try:
-        return coerce(prop, value, partial)
+        return coerce(prop, value, mode)
     except (TypeError, ValueError) as err:
         # Heat turns any error of a conversion into the message of the error.
         raise _Invalid(str(err)) from None
@@ -196,7 +215,7 @@ def _default_or(prop: PropertySchema, empty: Any) -> Any:
     return prop.default if prop.default is not None and prop.default else empty
 
 
-def _to_string(prop: PropertySchema, value: Any, partial: bool) -> str:
+def _to_string(prop: PropertySchema, value: Any, mode: _Mode) -> str:
     if value is None:
         value = _default_or(prop, "")
     if isinstance(value, str):
@@ -206,7 +225,7 @@ def _to_string(prop: PropertySchema, value: Any, partial: bool) -> str:
     raise ValueError(f"Value must be a string; got {value!r}")
 
 
-def _to_integer(prop: PropertySchema, value: Any, partial: bool) -> int:
+def _to_integer(prop: PropertySchema, value: Any, mode: _Mode) -> int:
     if value is None:
         value = _default_or(prop, 0)
     try:
@@ -225,13 +244,13 @@ def str_to_num(value: Any) -> int | float:
         return float(value)
 
 
-def _to_number(prop: PropertySchema, value: Any, partial: bool) -> int | float:
+def _to_number(prop: PropertySchema, value: Any, mode: _Mode) -> int | float:
     if value is None:
         value = _default_or(prop, 0)
     return str_to_num(value)
 
 
-def _to_boolean(prop: PropertySchema, value: Any, partial: bool) -> bool:
+def _to_boolean(prop: PropertySchema, value: Any, mode: _Mode) -> bool:
     if value is None:
         value = _default_or(prop, False)
     if isinstance(value, bool):
@@ -244,36 +263,36 @@ def _to_boolean(prop: PropertySchema, value: Any, partial: bool) -> bool:
     raise TypeError(f'"{value}" is not a valid boolean')
 
 
-def _to_map(prop: PropertySchema, value: Any, partial: bool) -> dict[Any, Any]:
+def _to_map(prop: PropertySchema, value: Any, mode: _Mode) -> dict[Any, Any]:
     if value is None:
         value = prop.default if prop.default is not None else {}
     if not isinstance(value, Mapping):
         raise TypeError(f'"{value}" is not a map')
     if isinstance(prop.schema, Mapping):
-        return _validate_mapping(prop.schema, value, partial)
+        return _validate_mapping(prop.schema, value, mode)
     return dict(value)
 
 
-def _to_list(prop: PropertySchema, value: Any, partial: bool) -> list[Any]:
+def _to_list(prop: PropertySchema, value: Any, mode: _Mode) -> list[Any]:
     if value is None:
         value = _default_or(prop, [])
     if not isinstance(value, Sequence) or isinstance(value, str):
         raise TypeError(f'"{value!r}" is not a list')
     if isinstance(prop.schema, PropertySchema):
         item_schema = prop.schema
-        return [_list_item(index, item_schema, item, partial)
+        return [_list_item(index, item_schema, item, mode)
                 for index, item in enumerate(value)]
     return list(value)
 
 
-def _list_item(index: int, schema: PropertySchema, item: Any, partial: bool) -> Any:
+def _list_item(index: int, schema: PropertySchema, item: Any, mode: _Mode) -> Any:
     try:
-        return _checked_value(schema, item, partial)
+        return _checked_value(schema, item, mode)
     except _Invalid as err:
         raise err.under(index) from None
 
 
-def _to_any(prop: PropertySchema, value: Any, partial: bool) -> Any:
+def _to_any(prop: PropertySchema, value: Any, mode: _Mode) -> Any:
     return value
 
 

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 from ..language.template.loader import TemplateSource
 from ..store.base import StackRecord, Store
 
+# The project every stack belongs to (OS::project_id, and the tenant of a stack's ARN).
+PROJECT_ID = "hotplay"
+
 
 class Cancelled(Exception):
     """The run was cancelled (time-out or interruption) while a handler waited."""

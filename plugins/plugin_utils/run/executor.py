@@ -147,6 +147,9 @@ class RunOptions:
     # The run took the stack's lock over from a run that had not released it (its
     # lease ran out, or its process is gone): what that run left acting is retired.
     taken_over: bool = False
+    # An update: each top-level resource's depends_on as the stack's last revision
+    # wrote it (Heat compares the written depends_on with the rest of a definition).
+    previous_depends_on: Mapping[str, tuple[str, ...]] | None = None
 
 
 class RunSecrets:
@@ -238,8 +241,12 @@ class RunRuntime:
 
     @property
     def files(self) -> Mapping[str, str]:
-        # A delete runs with no definition: nothing is read from files then.
-        return self.run.definition.files if self.run.definition is not None else {}
+        # A delete runs with no definition: nothing is read from files then.  A
+        # child stack read (not converged) by its parent has the parent's files.
+        if self.run.definition is not None:
+            return self.run.definition.files
+        parent = self.run.parent_runtime
+        return parent.files if parent is not None else {}
 
     def declared(self, resource_name: str) -> Declared | None:
         if self.run.definition is None:
@@ -332,6 +339,9 @@ class StackRun:
             self.records[stored.state.name] = stored.state
             self.requires[stored.state.name] = stored.requires
             self.positions[stored.state.name] = stored.position
+        # What each resource needed when it was recorded (self.requires becomes the
+        # new definition's): Heat compares depends_on with the rest of a definition.
+        self.recorded_requires = {name: frozenset(names) for name, names in self.requires.items()}
         self.handlers: dict[str, Resource] = {}
         self.definition: StackDefinition | None = None
         # True when the run stopped at a hook (not failed: waiting for a person).
@@ -650,8 +660,21 @@ class StackRun:
                        properties: dict[str, Any]) -> str | None:
         """``replace``, ``update`` or None, by Heat's rules (model.update_rules)."""
         action = decide(self.store, defn, handler, record, properties,
-                        repair=self.options.repairs.get(self.path_of(defn.name))).action
+                        repair=self.options.repairs.get(self.path_of(defn.name)),
+                        requires_changed=self.requires_changed(defn, self.requires)).action
         return {REPLACED: "replace", UPDATED: "update"}.get(action)
+
+    def requires_changed(self, defn: ResourceDefinition, resources: Mapping[str, Any]) -> bool:
+        """Whether ``defn``'s depends_on differs from the last revision's (in a nested
+        stack: whether the resources it needs, of ``resources``, the enabled ones,
+        differ from those recorded with it): Heat's definitions differ, so it updates
+        the resource."""
+        written = self.options.previous_depends_on
+        if written is not None and not self.path:
+            return defn.name in written and written[defn.name] != tuple(defn.depends_on)
+        # A nested stack: what the resource needed as recorded (depends_on and reads).
+        recorded = self.recorded_requires.get(defn.name)
+        return recorded is not None and recorded != frozenset(n for n in defn.requires if n in resources)
 
     def _nested_update(self, handler: Resource, record: ResourceState) -> str | None:
         """Heat's StackResource ``_needs_update`` is always true: an update of the
@@ -667,10 +690,13 @@ class StackRun:
             checked = self._checked_properties(defn, handler, path)
             self.keep_secret_properties(handler, checked)  # before anything records them
             return checked
-        except InvalidAttribute as error:
-            # Heat computes what a resource reads before touching it: the stack
-            # fails with the bare message, the resource keeps its status.
-            raise _Failed(error.message, "CREATE", bare=True) from error
+        except (InvalidAttribute, _Unresolved) as error:
+            # Heat computes what a resource reads before touching it (create:
+            # _update_stored_properties; update: the frozen definition): a function
+            # that fails there fails the stack with its bare message, and the
+            # resource keeps its status (INIT_COMPLETE when it was to be created).
+            message = error.message if isinstance(error, InvalidAttribute) else str(error)
+            raise _Failed(message, "CREATE", bare=True) from error
         except HotplayError as error:
             record = self.records.get(defn.name)
             # A failed resource Heat replaces: what fails is its replacement's CREATE.
@@ -684,7 +710,12 @@ class StackRun:
             return dict(defn.known_properties)  # validated with the definition
         if getattr(handler, "accepts_any_properties", False):
             return {}  # OS::Heat::None: never resolved, as in Heat
-        values = resolve(defn.properties)
+        try:
+            values = resolve(defn.properties)
+        except InvalidAttribute:
+            raise
+        except HotplayError as error:
+            raise _Unresolved(str(error)) from error
         check = getattr(handler, "check_properties", None)
         if check is not None:
             checked_by_type: dict[str, Any] = check(values, path)
@@ -990,6 +1021,10 @@ def _later(seconds: float) -> str:
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:
     """The handler of a recorded resource, when no definition is at hand."""
     return resource_handler(record.name, record.implementation or record.type, runtime)
+
+
+class _Unresolved(Exception):
+    """A function in a resource's properties failed as the resource was reached."""
 
 
 class _Failed(Exception):

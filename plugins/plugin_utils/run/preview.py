@@ -21,10 +21,12 @@ from .executor import RunOptions, StackRun
 def preview(store: Store, stack: StackRecord | None, definition: StackDefinition,
             skip_restricted: bool = False, restore: bool = False,
             accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False,
-            repairs: Mapping[str, str] | None = None) -> Plan:
+            repairs: Mapping[str, str] | None = None,
+            previous_depends_on: Mapping[str, tuple[str, ...]] | None = None) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack); the
     options are model.plan.plan_stack's, and ``host`` is where probes ask."""
     record = stack or unsaved_stack(definition.identity)
-    run = StackRun(store, record, lambda event: None, options=RunOptions(preview=True, host=host))
+    run = StackRun(store, record, lambda event: None, options=RunOptions(
+        preview=True, host=host, previous_depends_on=previous_depends_on))
     run.definition = definition
     return plan_stack(run, definition, skip_restricted, restore, accepted, probe, repairs)

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 from urllib import parse as urlparse
@@ -43,8 +44,17 @@ class HeatFunction(Function):
         return self.error(message)
 
     def where(self) -> str:
-        """The path of the snippet that holds this call (Heat's ``key`` of references)."""
-        return self.path.rsplit(".", 1)[0] if "." in self.path else self.path
+        """The path of the snippet that holds this call (Heat's ``key`` of references):
+        in a resource, as Heat's dependencies name it (``r1.Properties.value``)."""
+        place = self.path.rsplit(".", 1)[0] if "." in self.path else self.path
+        in_resource = _RESOURCE_SECTION.match(place)
+        if in_resource is None:
+            return place
+        name, section, rest = in_resource.groups()
+        return f"{name}.{section.capitalize()}{rest}"
+
+
+_RESOURCE_SECTION = re.compile(r"resources\.([^.\[]+)\.(properties|metadata)((?:[.\[].*)?)$")
 
 
 # -- helpers ----------------------------------------------------------------------------

@@ -62,6 +62,8 @@ class Parameters:
 
     values: Mapping[str, Any]
     schemas: Mapping[str, ParameterSchema] = field(default_factory=dict)
+    # While the stack loads: what reading a parameter with no usable value says.
+    unreadable: Mapping[str, str] = field(default_factory=dict)
 
     def hidden_names(self) -> frozenset[str]:
         return frozenset(n for n, s in self.schemas.items() if s.hidden)
@@ -160,19 +162,23 @@ def provisional_parameters(schemas: Mapping[str, ParameterSchema], given: Mappin
                            env: ParameterValues) -> Parameters:
     """The values as Heat's ``Parameter.value()`` gives them before they are
     validated (while the stack loads): converted to their types, constraints not
-    checked; a value missing or not convertible is left out (reading it fails with
-    ``The Parameter (name) was not provided.``)."""
+    checked.  A value missing or not convertible is left out, and ``unreadable``
+    says what reading it fails with, in Heat's words: a conversion's error (a
+    boolean with no value is ``str(None)``: ``Unrecognized value 'None' ...``),
+    else ``The Parameter (name) was not provided.``"""
     values: dict[str, Any] = {}
+    unreadable: dict[str, str] = {}
     for name, schema in schemas.items():
         raw = _pick(name, ("", given), ("", env.parameters), ("", env.parameter_defaults))[1]
         raw = schema.default if raw is None else raw
-        if raw is None:
+        if raw is None and schema.type != BOOLEAN:
             continue
         try:
             values[name] = _converted(schema, raw)
-        except (_Invalid, TypeError, ValueError):
-            continue
-    return Parameters(values, dict(schemas))
+        except (_Invalid, TypeError, ValueError) as error:
+            message = str(error)
+            unreadable[name] = redacted(message, [raw]) if schema.hidden and raw is not None else message
+    return Parameters(values, dict(schemas), unreadable)
 
 
 def _converted(schema: ParameterSchema, raw: Any) -> Any:

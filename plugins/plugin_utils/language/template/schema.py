@@ -49,7 +49,9 @@ def _resource_schema(version: HotVersion) -> Schema:
         "metadata": {"type": "object"},
         "update_policy": {"type": "object"},
         "depends_on": {"type": ["string", "array"], "items": {"type": "string"}},
-        "deletion_policy": {"anyOf": [{"enum": list(version.deletion_policies)}, call]},
+        # Which policies the version knows is checked as the stack loads (Heat reads
+        # the parameters' declarations first).
+        "deletion_policy": {"anyOf": [{"type": "string"}, call]},
         "description": {"type": "string"},
         "external_id": {"anyOf": [{"type": "string"}, call]},
         "condition": {"anyOf": [{"type": ["string", "boolean"]}, _condition_call(version)]},

@@ -5,6 +5,8 @@ shrunk to a case; the comment says what the real Heat 27.0.1 engine did with it.
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -313,3 +315,300 @@ def test_a_renamed_alias_of_the_same_template_updates_in_place(stack, tmp_path):
     assert {r["name"]: r["physical_id"] for r in first["resources"]} == {
         r["name"]: r["physical_id"] for r in second["resources"]}
     assert [r["type"] for r in second["resources"] if r["name"] == "r"] == ["Diff::Renamed"]
+
+
+@pytest.mark.parametrize("value, heat_said", [
+    ({"k": {"get_resource": "r0"}}, "Value must be a string; got {'k': 'r0'}"),
+    ([4, "a,b", {"get_attr": ["r0", "output"]}], "Value must be a string; got [4, 'a,b', None]"),
+])
+def test_a_value_reading_a_resource_is_typed_at_validation(stack, value, heat_said):
+    # Heat: 400 "Property error: resources.r1.properties.value: <heat_said>" -- before
+    # anything exists, get_resource gives the resource's name and get_attr null, and
+    # the result is converted to the property's type (its constraints are not checked).
+    text = json.dumps({"heat_template_version": "2016-10-14", "resources": {
+        "r0": {"type": "OS::Heat::TestResource"},
+        "r1": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}})
+    assert stack.refused(text).endswith(f"resources.r1.properties.value: {heat_said}")
+
+
+def test_a_function_failing_as_its_resource_starts_fails_the_stack_bare(stack):
+    # Heat: CREATE_FAILED with the reason "Items to join must be string, map or list
+    # not 3" (no "Resource CREATE failed:"); r1 is never started (INIT_COMPLETE).
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: OS::Heat::Value, properties: {type: number, value: 3}}
+          r1:
+            type: OS::Heat::TestResource
+            properties: {value: {list_join: ['-', [{get_attr: [r0, value]}, x]]}}
+        """)
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"].endswith("Items to join must be string, map or list not 3")
+    assert not result["stack_status_reason"].startswith("Resource")
+    assert statuses(result)["r0"] == "CREATE_COMPLETE"
+    assert statuses(result).get("r1", "INIT_COMPLETE") == "INIT_COMPLETE"
+
+
+def test_get_resource_of_a_provider_is_its_stack_arn(stack):
+    # Heat: arn:openstack:heat::admin:stacks/<stack>-r0-<random>/<nested stack id>
+    # when the provider has no OS::stack_id output (TemplateResource.get_reference_id).
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: prov.yaml}
+        outputs:
+          o0: {value: {get_resource: r0}}
+        """, {"prov.yaml": "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"})
+    nested = [r["physical_id"] for r in result["resources"] if r["name"] == "r0"][0]
+    assert re.fullmatch(rf"arn:openstack:heat::hotplay:stacks/s-r0-[a-z0-9]{{12}}/{nested}",
+                        result["outputs"]["o0"])
+
+
+@pytest.mark.parametrize("schema, given, heat_said", [
+    ("{type: boolean}", {}, "Unrecognized value 'None', acceptable values are: "),
+    ("{type: boolean}", {"p": "sure"}, "Unrecognized value 'sure', acceptable values are: "),
+    ("{type: number}", {"p": "x"}, "could not convert string to float: 'x'"),
+    ("{type: json}", {"p": "nope"}, "Value must be valid JSON: "),
+    ("{type: string}", {}, "The Parameter (p) was not provided."),
+])
+def test_a_parameter_read_while_the_stack_loads_fails_as_heat_reads_it(stack, schema, given, heat_said):
+    # Heat: "resources.r.condition: <heat_said>..." -- the condition is evaluated as the
+    # stack loads, before the parameters are validated, with Parameter.value(): a
+    # boolean converts str(None), a number or json value its text.
+    message = stack.refused(f"""\
+        heat_template_version: 2016-10-14
+        parameters:
+          p: {schema}
+          q: {{type: string}}
+        conditions:
+          c: {{equals: [{{get_param: p}}, a]}}
+        resources:
+          r: {{type: OS::Heat::None, condition: c}}
+        """, parameters=given)
+    assert heat_said in message and "is invalid" not in message
+
+
+def test_outputs_are_parsed_before_resources_are_validated(stack):
+    # Heat: 400 'outputs.o.value.list_join: Incorrect arguments to "list_join" should
+    # be: ...' (2015-04-30 takes one list), not r's "Value must be a string".
+    message = stack.refused("""\
+        heat_template_version: 2015-04-30
+        resources:
+          r: {type: OS::Heat::TestResource, properties: {value: [a]}}
+        outputs:
+          o: {value: {list_join: [',', [], []]}}
+        """)
+    assert 'Incorrect arguments to "list_join"' in message
+
+
+def test_an_update_changing_only_depends_on_updates_the_resource(stack):
+    # Heat: UPDATE_COMPLETE for the TestResource and RandomString whose depends_on
+    # changed (the definitions differ), CREATE_COMPLETE for the None (never updated)
+    # and for r0; the RandomString keeps its value (updated in place).
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: OS::Heat::RandomString}
+          r1: {type: OS::Heat::TestResource, properties: {value: a}%s}
+          r2: {type: OS::Heat::None%s}
+          r3: {type: OS::Heat::RandomString%s}
+        """
+    first = stack.apply(text % ("", "", ", depends_on: r0"))
+    second = stack.apply(text % (", depends_on: [r0]", ", depends_on: [r0]", ""))
+    assert statuses(second) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE",
+                                "r2": "CREATE_COMPLETE", "r3": "UPDATE_COMPLETE"}
+    assert [r["physical_id"] for r in first["resources"]] == [r["physical_id"] for r in second["resources"]]
+
+
+@pytest.mark.parametrize("read", [
+    "{get_attr: [g, nope]}", "{get_attr: [g, resource.1.nope]}", "{get_attr: [g, attributes, nope]}"])
+def test_a_group_members_attribute_is_checked_at_validation(stack, read):
+    # Heat: 400 "resources.g<nested_stack>.outputs...: The Referenced Attribute (1 nope)
+    # is incorrect." -- it validates the first member (0 is removed) with what the
+    # stack reads of the group; a TestResource has no attribute nope.
+    message = stack.refused(f"""\
+        heat_template_version: 2015-10-15
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties:
+              count: 1
+              removal_policies: [{{resource_list: ['0']}}]
+              resource_def: {{type: OS::Heat::TestResource}}
+        outputs:
+          o: {{value: {read}}}
+        """)
+    assert message.endswith("The Referenced Attribute (1 nope) is incorrect.")
+
+
+def test_a_group_read_of_a_known_attribute_or_of_no_member_passes(stack):
+    # Heat: CREATE_COMPLETE -- output is a TestResource attribute; an empty group
+    # (count 0) is not validated at all.
+    result = stack.apply("""\
+        heat_template_version: 2015-10-15
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 1, resource_def: {type: OS::Heat::TestResource}}}
+          e: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::TestResource}}}
+        outputs:
+          o: {value: {get_attr: [g, output]}}
+          p: {value: {get_attr: [e, nope]}}
+        """)
+    assert result["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_a_resource_needed_by_an_earlier_one_is_validated_right_before_it(stack):
+    # Heat walks its graph taking the first ready resource each time (Graph.toposort):
+    # with a first and b needing c, it validates c, then b -- so b's error (Snapshot)
+    # comes before that of a, whose own later error is not reached.  The order of a
+    # Python set decides Heat's order of a and b; here the template's does.
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        resources:
+          b: {type: OS::Heat::Value, deletion_policy: Snapshot, properties: {value: {get_attr: [c, value]}}}
+          c: {type: OS::Heat::Value, properties: {value: 1}}
+          a: {type: OS::Heat::TestResource, properties: {value: {map_merge: [{}, 7]}}}
+        """)
+    assert message.endswith('"Snapshot" deletion policy not supported')
+
+
+def test_an_unknown_property_is_named_before_a_missing_parameter_is_read(stack):
+    # Heat: 400 "Property error: resources.r.properties: Unknown Property anything"
+    # (Properties.validate checks the names first; get_param of a parameter that does
+    # not exist would fail only as the value is resolved).
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        resources:
+          r: {type: OS::Heat::TestResource, properties: {anything: [{get_param: [missing, 1]}]}}
+        """)
+    assert message.endswith("resources.r.properties: Unknown Property anything")
+
+
+def test_a_group_of_providers_read_for_an_output_they_lack_is_an_output_error(stack):
+    # Heat: CREATE_COMPLETE; each output an error naming the group and the read's key
+    # (a tuple when the read has a path).
+    result = stack.apply("""\
+        heat_template_version: 2017-02-24
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 1, resource_def: {type: prov.yaml}}}
+        outputs:
+          o0: {value: {get_attr: [g, nope]}}
+          o1: {value: {get_attr: [g, resource.0.nope]}}
+          o2: {value: {get_attr: [g, attributes, nope]}}
+        """, {"prov.yaml": "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"})
+    assert result["stack_status"] == "CREATE_COMPLETE"
+    assert result["output_errors"] == {
+        "o0": "The Referenced Attribute (g nope) is incorrect.",
+        "o1": "The Referenced Attribute (g resource.0.nope) is incorrect.",
+        "o2": "The Referenced Attribute (g ('attributes', 'nope')) is incorrect."}
+
+
+@pytest.mark.parametrize("version, policy, heat_said", [
+    ("2016-04-08", "retain", 'Invalid deletion policy "retain"'),
+    ("2016-04-08", "Keep", 'Invalid deletion policy "Keep"'),
+    ("2016-10-14", "retain", None),
+])
+def test_a_deletion_policy_the_version_lacks_is_refused_as_the_stack_loads(stack, version, policy, heat_said):
+    # Heat: lower-case policies exist from 2016-10-14; an unknown one is refused as the
+    # resources load.
+    text = f"heat_template_version: {version}\nresources:\n  r: {{type: OS::Heat::None, deletion_policy: {policy}}}\n"
+    if heat_said is None:
+        assert stack.apply(text)["stack_status"] == "CREATE_COMPLETE"
+    else:
+        assert stack.refused(text).endswith(heat_said)
+
+
+def test_a_parameter_declaration_is_read_before_a_deletion_policy(stack):
+    # Heat: 400 "No constraint expressed" (modulo exists from 2017-02-24; the
+    # parameters are declared as the stack is built, before its resources load).
+    message = stack.refused("""\
+        heat_template_version: 2016-04-08
+        parameters:
+          p: {type: number, default: 2, constraints: [{modulo: {step: 2, offset: 0}}]}
+        resources:
+          r: {type: OS::Heat::None, deletion_policy: delete}
+        """)
+    assert message.endswith("No constraint expressed")
+
+
+def test_an_update_reads_the_parameters_the_stack_had_before_anything_else(stack):
+    # Heat: 400 "The Parameter (p0) was not provided." -- an update reads the new value
+    # of each parameter the stack already had and the request does not give (its check
+    # of immutable parameters), before it checks the names the request gives.
+    text = """\
+        heat_template_version: 2016-10-14
+        parameters:
+          p0: {type: json}
+        resources:
+          r: {type: OS::Heat::None}
+        """
+    stack.apply(text, parameters={"p0": {}})
+    assert stack.refused(text, parameters={"undeclared": "x"}).endswith("The Parameter (p0) was not provided.")
+    # A parameter the stack did not have is checked where Heat checks it: the name first.
+    assert stack.refused(text.replace("p0", "q0"), parameters={"undeclared": "x"}).endswith(
+        "The Parameter (undeclared) was not defined in template.")
+
+
+def test_a_new_index_var_replaces_the_group(stack):
+    # Heat: index_var is not update_allowed: the group and its members are replaced
+    # (new physical ids, CREATE_COMPLETE); count is, and keeps the group.
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties: {count: %s, index_var: '%s', resource_def: {type: OS::Heat::TestResource}}
+        """
+    first = stack.apply(text % (1, "%index%"))
+    counted = stack.apply(text % (2, "%index%"))
+    renamed = stack.apply(text % (2, "_i_"))
+    ids = [{r["name"]: r["physical_id"] for r in result["resources"]} for result in (first, counted, renamed)]
+    assert ids[1]["g"] == ids[0]["g"] and ids[2]["g"] != ids[1]["g"]
+    assert statuses(renamed)["g"] == "CREATE_COMPLETE"
+
+
+@pytest.mark.parametrize("before, after", [
+    # r1 already reads r0: depends_on adds no dependency, but the definition differs.
+    ("{value: {get_resource: r0}}", "{value: {get_resource: r0}}, depends_on: [r0]"),
+    # r0 is disabled: depends_on on it needs nothing, and removing it still changes r1.
+    ("{value: 0}, depends_on: gone", "{value: 0}"),
+])
+def test_a_written_depends_on_change_updates_even_when_nothing_is_needed_otherwise(stack, before, after):
+    # Heat: r1 UPDATE_COMPLETE (it compares the definitions as written).
+    text = """\
+        heat_template_version: 2016-10-14
+        conditions: {never: false}
+        resources:
+          r0: {type: OS::Heat::TestResource}
+          gone: {type: OS::Heat::None, condition: never}
+          r1: {type: OS::Heat::Value, properties: %s}
+        """
+    stack.apply(text % before)
+    assert statuses(stack.apply(text % after))["r1"] == "UPDATE_COMPLETE"
+
+
+def test_references_in_properties_fail_before_depends_on_names(stack):
+    # Heat: 400 'The specified reference "r0" (in r1.Properties.value) is incorrect.'
+    # -- required_resource_names follows the functions first; r0's condition is false.
+    message = stack.refused("""\
+        heat_template_version: 2016-10-14
+        conditions: {c0: false}
+        resources:
+          r0: {type: OS::Heat::None, condition: c0}
+          r1: {type: OS::Heat::Value, depends_on: ghost, properties: {value: {get_attr: [r0, nope]}}}
+        """)
+    assert message.endswith('The specified reference "r0" (in r1.Properties.value) is incorrect.')
+
+
+def test_a_missing_member_of_a_group_is_an_output_error(stack):
+    # Heat: the output's error "Member '0' not found in group resource 'g'." (count 0),
+    # while a missing member's attribute is null.
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::TestResource}}}
+        outputs:
+          ref: {value: {get_attr: [g, resource.0]}}
+          attr: {value: {get_attr: [g, resource.0.output]}}
+        """)
+    assert result["output_errors"] == {"ref": "Member '0' not found in group resource 'g'."}
+    assert result["outputs"]["attr"] is None
