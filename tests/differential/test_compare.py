@@ -105,6 +105,16 @@ def test_masked_results_are_forgiven_only_for_a_hidden_value():
     assert verdict(shown, mine, theirs, documented_keys())[0] == "diverged"
 
 
+def test_a_hidden_value_inside_a_field_name_masks_only_heats_answer():
+    # A hidden "out" is inside "outputs", the tester's own field name: masking it
+    # there made the long run fail with KeyError: 'outputs' (seed 9).
+    template = {"parameters": {"p": {"type": "string", "hidden": True}}}
+    case = dict(CASE, template=template, parameters={"p": "out"})
+    mine, theirs = [ok(outputs={"******put": {}})], [ok(outputs={"output": {}})]
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:hidden-in-messages"
+    assert verdict(case, [ok(outputs={"other": {}})], theirs, documented_keys())[0] == "diverged"
+
+
 def test_malformed_is_recognised_as_a_message_or_as_a_bodys_explanation():
     mine = [{"verdict": "refused", "error": "/t.yaml: Unrecognized value 'None', acceptable values are: 'no'"}]
     body = ('{"code": 400, "title": "Bad Request", "explanation": "The server could not comply with the '
