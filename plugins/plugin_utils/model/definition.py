@@ -468,7 +468,19 @@ class StackDefinition:
             # metadata are followed (and fail) before depends_on's names are looked up.
             for snippet in (defn.properties, defn.metadata):
                 self.template.check_references(snippet)
+            self._check_external_depends_on(defn, entry.get("depends_on"), f"resources.{name}")
             self._depends_on(name, entry.get("depends_on"), f"resources.{name}", check=True)
+
+    @staticmethod
+    def _check_external_depends_on(defn: ResourceDefinition, depends_on: Any, path: str) -> None:
+        """Heat's required_resource_names: a resource standing for an existing
+        thing (``external_id``) may not wait for others, so a ``depends_on`` on it
+        is refused (whatever it names) before any name in it is looked up."""
+        if defn.external_id is None or not depends_on:
+            return
+        raise StackValidationFailed(
+            f"Invalid dependency with external {defn.type} resource: {resolve(defn.external_id)}",
+            path=f"{path}.depends_on")
 
     def _validate_resources(self) -> None:
         """Each resource checked, dependencies first, in template order otherwise

@@ -612,3 +612,27 @@ def test_a_missing_member_of_a_group_is_an_output_error(stack):
         """)
     assert result["output_errors"] == {"ref": "Member '0' not found in group resource 'g'."}
     assert result["outputs"]["attr"] is None
+
+
+def test_an_external_resource_that_depends_on_another_is_refused(stack):
+    # Differential seed 9, case 1684: an update giving external_id to a resource with
+    # depends_on. Heat refused the update before touching anything: "Invalid
+    # dependency with external OS::Heat::None resource: ext-2" (the same at create).
+    # hotplay ran the update to UPDATE_FAILED.
+    template = """\
+        heat_template_version: 2017-09-01
+        resources:
+          r0:
+            type: OS::Heat::RandomString
+          r1:
+            type: OS::Heat::None
+            depends_on: r0
+            {external}
+        """
+    created = stack.apply(template.replace("{external}", ""))
+    message = stack.refused(template.replace("{external}", "external_id: ext-2"))
+    assert "Invalid dependency with external OS::Heat::None resource: ext-2" in message
+    assert "resources.r1.depends_on" in message
+    # Nothing was touched: the stack is as the create left it.
+    again = stack.apply(template.replace("{external}", ""))
+    assert again["changed"] is False and statuses(again) == statuses(created)
