@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import HotplayError
+from .heat_api import connect
 
 # Heat's types whose physical resource has a name, and the openstacksdk proxy
 # and getter that read it by id.  A key pair's id is its name already.
@@ -41,16 +42,7 @@ class CloudReadError(HotplayError):
 def name_reader(cloud: str) -> Iterator[NameReader]:
     """``read(type, id)``: the name the cloud ``cloud`` (a clouds.yaml entry) shows
     for the physical resource ``id`` of Heat's type ``type``."""
-    try:
-        # Imported here: only adopting OpenStack resources needs openstacksdk.
-        import openstack  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        raise CloudReadError("reading the cloud's resources needs the Python package "
-                             "openstacksdk on the controller (pip install openstacksdk)") from None
-    try:
-        connection = openstack.connect(cloud=cloud)
-    except Exception as error:  # noqa: BLE001 - openstacksdk's config errors vary
-        raise CloudReadError(f"cloud {cloud}: {error}") from None
+    connection = connect(cloud, CloudReadError, "reading the cloud's resources")
 
     def read(type_name: str, physical_id: str) -> str:
         proxy, getter = NAMED_TYPES[type_name]

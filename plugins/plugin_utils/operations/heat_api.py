@@ -180,20 +180,28 @@ def _heat_message(response: Any) -> str:
     return f"{error.get('type', '')}: {error.get('message', '')}".strip(": ") or response.reason
 
 
-@contextmanager
-def heat_client(cloud: str) -> Iterator[HeatClient]:
-    """A client of the orchestration service of ``cloud`` (a clouds.yaml entry)."""
+def connect(cloud: str, error: type[HotplayError], needed_for: str) -> Any:
+    """An openstacksdk connection to ``cloud`` (a clouds.yaml entry); ``error``
+    naming what is missing when openstacksdk is not installed (``needed_for`` says
+    what needs it) or the cloud cannot be configured."""
     try:
         # Imported here: only a migration from a running Heat needs openstacksdk.
         import openstack  # pylint: disable=import-outside-toplevel
-        from keystoneauth1 import adapter  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise HeatApiError("reaching a cloud needs the Python package openstacksdk "
-                           "on the controller (pip install openstacksdk)") from None
+        raise error(f"{needed_for} needs the Python package openstacksdk "
+                    "on the controller (pip install openstacksdk)") from None
     try:
-        connection = openstack.connect(cloud=cloud)
-    except Exception as error:  # noqa: BLE001 - openstacksdk's config errors vary
-        raise HeatApiError(f"cloud {cloud}: {error}") from None
+        return openstack.connect(cloud=cloud)
+    except Exception as failure:  # noqa: BLE001 - openstacksdk's config errors vary
+        raise error(f"cloud {cloud}: {failure}") from None
+
+
+@contextmanager
+def heat_client(cloud: str) -> Iterator[HeatClient]:
+    """A client of the orchestration service of ``cloud`` (a clouds.yaml entry)."""
+    connection = connect(cloud, HeatApiError, "reaching a cloud")
+    # keystoneauth1 comes with openstacksdk, which connect() has imported.
+    from keystoneauth1 import adapter  # pylint: disable=import-outside-toplevel
     config = connection.config
     client = adapter.Adapter(
         session=connection.session, service_type="orchestration",
