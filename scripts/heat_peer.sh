@@ -22,7 +22,11 @@ case "${1:-}" in
       exit 0
     fi
     echo "installing the Heat peer into $venv (a few minutes)"
-    HEAT_VENV="$venv" "$peer/install.sh" > "$root/.build/heat_peer_install.log" 2>&1 || {
+    # From a copy: the peer's install.sh writes into its own folder, and the shared
+    # folder may be read-only (the tests copy the peer again and add what it wrote).
+    copy=$root/.build/heatpeer
+    rm -rf "$copy" && mkdir -p "$root/.build" && cp -r "$peer" "$copy" && chmod -R u+w "$copy"
+    HEAT_VENV="$venv" "$copy/install.sh" > "$root/.build/heat_peer_install.log" 2>&1 || {
       tail -20 "$root/.build/heat_peer_install.log" >&2; exit 1; }
     ;;
   *) echo "usage: $0 install" >&2; exit 2 ;;

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -45,6 +46,29 @@ def peer_venv() -> Path | None:
     return None
 
 
+# The peer's files a running Heat needs (not its benchmark results).
+PEER_FILES = ("start.sh", "stop.sh", "heat_standalone.py", "etc")
+
+
+def runnable_copy(peer: Path, venv: Path, into: Path) -> Path:
+    """A copy of the peer's files in ``into`` that can start: the shared folder may be
+    read-only, and then it lacks the ``etc/api-paste.ini`` its install.sh copies
+    there; the copy takes Heat's own from the venv."""
+    into.mkdir(parents=True, exist_ok=True)
+    for name in PEER_FILES:
+        source, target = peer / name, into / name
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+    for path in [into, *into.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)  # copied from a read-only folder
+    paste = into / "etc" / "api-paste.ini"
+    if not paste.exists():
+        shutil.copy2(venv / "etc" / "heat" / "api-paste.ini", paste)
+    return into
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -74,6 +98,7 @@ class HeatPeer:
         port = int(os.environ.get("HEAT_PORT") or free_port())
         state = state or Path(os.environ.get("HEAT_STATE") or f"/tmp/heat-differential-{port}")
         env = dict(os.environ, HEAT_VENV=str(venv), HEAT_STATE=str(state), HEAT_PORT=str(port))
+        folder = runnable_copy(folder, venv, Path(f"{state}-peer"))
         # --no-leaf-throttle: Heat's convergence engine sleeps 1 s after starting each
         # leaf resource (a pacing aid, not behaviour); without it a case takes seconds.
         run = subprocess.run([str(folder / "start.sh"), "--fresh", "--no-leaf-throttle"], env=env,
@@ -89,6 +114,7 @@ class HeatPeer:
     def stop(self) -> None:
         subprocess.run([str(self.folder / "stop.sh")], env=self.env, capture_output=True,
                        timeout=120, check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)  # the copy start made
 
 
 class HeatClient:
@@ -145,6 +171,11 @@ class HeatClient:
     def resources(self, name: str, stack_id: str, depth: int = 3) -> list[dict[str, Any]]:
         found = self.call("GET", f"/stacks/{name}/{stack_id}/resources?nested_depth={depth}")
         return list(found["resources"])
+
+    def events(self, name: str, stack_id: str) -> list[dict[str, Any]]:
+        """The stack's own events (not its nested stacks'), oldest first."""
+        found = self.call("GET", f"/stacks/{name}/{stack_id}/events?sort_dir=asc&limit=10000")
+        return list(found["events"])
 
 
 def _heat_error(refused: urllib.error.HTTPError) -> HeatError:

@@ -106,6 +106,8 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
         found, diffs = verdict(reordered, again, reference, keys)
         if found == "same":
             return "documented:resource-order", first[1], again
+        if found.startswith("documented:"):  # in that order, a documented difference
+            return found, first[1], again
     return first[0], first[1], mine
 
 

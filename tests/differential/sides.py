@@ -178,6 +178,7 @@ class HeatSide:
                 break
             time.sleep(0.2)
             listed = self.client.resources(name, stack_id, NESTED_DEPTH)
+        listed = self.replacements(name, stack_id, listed)
         paths = resource_paths(stack_id, listed)
         outputs: dict[str, Any] = {}
         for output in shown.get("outputs") or []:
@@ -190,6 +191,62 @@ class HeatSide:
                 "reasons": {paths[id(r)]: r["resource_status_reason"] for r in listed},
                 "ids": {paths[id(r)]: r["physical_resource_id"] for r in listed},
                 "outputs": outputs}
+
+
+    def replacements(self, name: str, stack_id: str, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The listing with each resource replaced in the last update shown as its
+        replacement.  Until an update completes, Heat keeps the replaced resource
+        beside its replacement and lists either (its list keys them by name in the
+        database's order: seen both ways for the same case); the update's events say
+        which one the stack now has."""
+        created = self.created_in_last_update(name, stack_id)
+        for resource in [r for r in listed if _link(r, "stack") == stack_id]:
+            event = created.get(resource["resource_name"])
+            if event is None or event["physical_resource_id"] == resource["physical_resource_id"]:
+                continue
+            listed = [r for r in _without_nested(listed, _link(resource, "nested")) if r is not resource]
+            listed += self.replacement(resource, event)
+        return listed
+
+    def replacement(self, old: dict[str, Any], event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The replacement as Heat's list shows a resource, then its nested resources."""
+        physical = event["physical_resource_id"]
+        new = dict(old, physical_resource_id=physical, resource_status=event["resource_status"],
+                   resource_status_reason=event["resource_status_reason"],
+                   links=[link for link in old.get("links", []) if link.get("rel") == "stack"])
+        try:  # a nested stack is named as the replacement's first event names it
+            nested = self.client.resources(event["nested_name"], physical, NESTED_DEPTH - 1)
+        except HeatError:  # not a stack
+            return [new]
+        new["links"].append({"rel": "nested", "href": f"{event['nested_name']}/{physical}"})
+        return [new, *nested]
+
+    def created_in_last_update(self, name: str, stack_id: str) -> dict[str, dict[str, Any]]:
+        """Each top-level resource created during the stack's last update: its last
+        ``CREATE_COMPLETE`` event (and the name its nested stack got, if any)."""
+        events = self.client.events(name, stack_id)
+        starts = [i for i, e in enumerate(events) if e["resource_name"] == name
+                  and e["resource_status"] == "UPDATE_IN_PROGRESS"]
+        created: dict[str, dict[str, Any]] = {}
+        started: dict[str, str] = {}
+        for event in events[starts[-1]:] if starts else []:
+            if event["resource_name"] == name:
+                continue
+            if event["resource_status"] == "CREATE_IN_PROGRESS":
+                started[event["resource_name"]] = event["physical_resource_id"]
+            elif event["resource_status"] == "CREATE_COMPLETE":
+                created[event["resource_name"]] = dict(event, nested_name=started.get(event["resource_name"], ""))
+        return created
+
+
+def _without_nested(listed: list[dict[str, Any]], nested_id: str) -> list[dict[str, Any]]:
+    """The listing without the resources of a nested stack, at any depth."""
+    gone = {nested_id} if nested_id else set()
+    while True:
+        more = {_link(r, "nested") for r in listed if _link(r, "stack") in gone} - gone - {""}
+        if not more:
+            return [r for r in listed if _link(r, "stack") not in gone]
+        gone |= more
 
 
 def heat_fields(step: dict[str, Any]) -> dict[str, Any]:

@@ -152,3 +152,52 @@ def test_a_resource_first_created_in_the_update_is_not_replaced():
     mine[0]["resources"]["n"] = "INIT_COMPLETE"
     mine[0]["reasons"]["n"] = theirs[0]["reasons"]["n"] = ""
     assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+
+
+class _Events:
+    """A Heat client answering with recorded listings and events."""
+
+    def __init__(self, events, nested=None):
+        self._events, self._nested = events, nested or {}
+
+    def events(self, name, stack_id):
+        return self._events
+
+    def resources(self, name, stack_id, depth=3):
+        if stack_id not in self._nested:
+            from heat_peer import HeatError
+            raise HeatError(404, "EntityNotFound", "not a stack")
+        return self._nested[stack_id]
+
+
+def _listed(name, physical, stack, nested=""):
+    links = [{"rel": "stack", "href": f"http://h/v1/admin/stacks/s/{stack}"}]
+    if nested:
+        links.append({"rel": "nested", "href": f"http://h/v1/admin/stacks/n/{nested}"})
+    return {"resource_name": name, "physical_resource_id": physical, "resource_status": "CREATE_COMPLETE",
+            "resource_status_reason": "state changed", "links": links}
+
+
+def _event(name, status, physical):
+    return {"resource_name": name, "resource_status": status, "physical_resource_id": physical,
+            "resource_status_reason": "state changed"}
+
+
+def test_a_replaced_resource_listed_by_heat_is_taken_as_its_replacement():
+    # Seen in Heat 27.0.1 (seed 7, case 755): a failed update keeps the replaced r2
+    # (a provider) beside its replacement, and the list shows either.
+    from sides import HeatSide
+
+    side = HeatSide("http://unused")
+    side.client = _Events([
+        _event("s", "CREATE_IN_PROGRESS", "top"), _event("r2", "CREATE_COMPLETE", "old"),
+        _event("s", "UPDATE_IN_PROGRESS", "top"), _event("r2", "CREATE_IN_PROGRESS", "s-r2-abc"),
+        _event("r2", "CREATE_COMPLETE", "new"), _event("r3", "CREATE_FAILED", ""),
+    ])
+    listed = [_listed("r2", "old", "top", nested="old"), _listed("inner", "i1", "old"),
+              _listed("r0", "r0id", "top")]
+    current = side.replacements("s", "top", listed)
+    assert sorted((r["resource_name"], r["physical_resource_id"]) for r in current) == [
+        ("r0", "r0id"), ("r2", "new")]
+    # Listed as the replacement already: unchanged.
+    assert side.replacements("s", "top", [_listed("r2", "new", "top")])[0]["physical_resource_id"] == "new"

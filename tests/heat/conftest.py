@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -29,15 +28,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "differential"))
 import integration_harness  # noqa: E402  (tests/, put on the path above)
-from heat_peer import free_port, peer_folder, peer_venv  # noqa: E402  (tests/differential)
+from heat_peer import free_port, peer_folder, peer_venv, runnable_copy  # noqa: E402  (tests/differential)
 
 integration = integration_harness.load()
 
 store_url = integration.store_url
 run_tasks = integration.run_tasks
 OVERLAY = Path(__file__).resolve().parent / "heat-adopt.conf"
-# The peer's files a Heat needs (not its benchmark results).
-PEER_FILES = ("start.sh", "stop.sh", "heat_standalone.py", "etc")
 
 
 @pytest.fixture(scope="session")
@@ -52,14 +49,7 @@ def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("the real Heat engine is not here: set HOTPLAY_HEAT_PEER to the peer/heat folder "
                     "(and HEAT_VENV to its venv), or put the team's shared/ folder beside the clone")
     folder = tmp_path_factory.mktemp("heat")
-    copy = folder / "peer"
-    copy.mkdir()
-    for name in PEER_FILES:
-        source = peer / name
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, copy / name)
-    paste = copy / "etc" / "api-paste.ini"
-    if not paste.exists():  # the peer's install.sh copies it there; a read-only peer may lack it
-        shutil.copy2(Path(venv) / "etc" / "heat" / "api-paste.ini", paste)
+    copy = runnable_copy(peer, Path(venv), folder / "peer")
     with (copy / "etc" / "heat.conf").open("a", encoding="utf-8") as conf:
         conf.write("\n" + OVERLAY.read_text(encoding="utf-8"))
     port = free_port()

@@ -64,6 +64,9 @@ class ResourceDefinition:
     # The validated properties when none reads another resource (known before
     # anything runs, so nothing needs to resolve them again).
     known_properties: Mapping[str, Any] | None = None
+    # depends_on as written, names of resources whose condition is false included:
+    # Heat compares definitions as written, so only a change of this is an update.
+    written_depends_on: tuple[str, ...] = ()
 
     @property
     def is_provider(self) -> bool:
@@ -150,7 +153,7 @@ class ResourceView:
         live = self._live()
         if isinstance(live, Pending):
             return self._unknown()
-        if live is None or live[0] is None or not live[0].physical_id:
+        if live is None or live[0] is None or not live[1].has_attributes(live[0]):
             return None
         return live[1].attribute(live[0], name)
 
@@ -160,7 +163,7 @@ class ResourceView:
         live = self._live()
         if isinstance(live, Pending):
             return self._unknown()
-        if live is None or live[0] is None or not live[0].physical_id:
+        if live is None or live[0] is None or not live[1].has_attributes(live[0]):
             return None
         state, handler = live
         if state is None:  # checked above; says so to the type checker
@@ -452,6 +455,7 @@ class StackDefinition:
             deletion_policy=self._deletion_policy(entry, path),
             external_id=snippets["external_id"],
             depends_on=depends_on,
+            written_depends_on=written_names(entry.get("depends_on")),
             requires=frozenset(depends_on) | self._reads(properties, metadata),
             position=position,
             hooks=registry.hooks(resource_path),
@@ -885,3 +889,8 @@ def _reference(snippet: Any) -> Any:
         return frozenset(names)
     value = resolve(snippet)
     return value if value not in ("", None) else None
+
+
+def written_names(depends_on: Any) -> tuple[str, ...]:
+    """A ``depends_on`` as written (validated): a name is a list of one."""
+    return (depends_on,) if isinstance(depends_on, str) else tuple(depends_on or ())

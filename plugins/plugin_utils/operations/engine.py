@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..model.definition import StackDefinition, StackIdentity
+from ..model.definition import StackDefinition, StackIdentity, written_names
 from ..errors import HotplayError
 from ..run.walk import DEFAULT_WORKERS
 from ..model.update_rules import is_unhealthy
@@ -200,8 +200,7 @@ def written_depends_on(last: RevisionRecord | None) -> dict[str, tuple[str, ...]
     resources = (last.definition.get("template") or {}).get("resources") or {}
     found: dict[str, tuple[str, ...]] = {}
     for name, entry in resources.items():
-        written = entry.get("depends_on") if isinstance(entry, dict) else None
-        found[str(name)] = (written,) if isinstance(written, str) else tuple(written or ())
+        found[str(name)] = written_names(entry.get("depends_on") if isinstance(entry, dict) else None)
     return found
 
 

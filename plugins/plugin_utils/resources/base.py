@@ -180,6 +180,11 @@ class Resource:
         """``get_resource``: the physical id, or the name before it has one (Heat)."""
         return state.physical_id or self.name
 
+    def has_attributes(self, state: ResourceState) -> bool:
+        """Whether ``get_attr`` reads this resource's attributes; else they are null
+        (most types: not before it has a physical id)."""
+        return bool(state.physical_id)
+
     def attribute(self, state: ResourceState, name: str) -> Any:
         """One attribute; the default reads what the handler kept in ``data``."""
         if name == "show":

@@ -77,6 +77,10 @@ class Value(Resource):
 
     type_name = "OS::Heat::Value"
     adoptable = True
+    # Heat checks ``value`` against ``type`` but its attribute is the value as
+    # resolved, not converted (Heat re-parses the properties with the class schema,
+    # whose ``value`` is of any type, before it acts): type number, value "5" -> "5".
+    kept_as_written = frozenset({"value"})
     properties_schema = {
         "value": _value_schema("any"),
         "type": PropertySchema(
@@ -112,6 +116,19 @@ class Value(Resource):
     def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
         # Heat keeps no resource data for a Value: its attribute is its property.
         return Outcome(adopted.resource_id, {"attributes": {"value": properties.get("value")}})
+
+    def has_attributes(self, state: ResourceState) -> bool:
+        # Heat reads a Value's attribute once it has acted on it (not INIT), even
+        # when that failed before it had a physical id.
+        return bool(state.physical_id) or state.action != "INIT"
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        kept = state.data.get("attributes", {})
+        if name == "value" and "value" not in kept:
+            # A create that failed on the value's type: Heat still reads the
+            # attribute from the properties, as resolved (recorded with the failure).
+            return state.properties.get("value")
+        return super().attribute(state, name)
 
 
 _CHARACTER_CLASSES = {

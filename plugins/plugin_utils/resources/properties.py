@@ -32,9 +32,11 @@ nor the keys of their nested maps.
 
 Three optional class attributes of a resource type are honoured:
 ``accepts_any_properties`` (OS::Heat::None: anything goes, nothing is kept),
-``keeps_any_properties`` (Hotplay::ReadOnly: anything goes, kept as given) and
-the classmethod ``properties_schema_for(values)`` (OS::Heat::Value: the schema
-depends on another property's value).
+``keeps_any_properties`` (Hotplay::ReadOnly: anything goes, kept as given),
+``kept_as_written`` (property names whose value is checked against its type but
+kept as resolved, not converted: OS::Heat::Value's ``value``) and the classmethod
+``properties_schema_for(values)`` (OS::Heat::Value: the schema depends on another
+property's value).
 """
 
 from __future__ import annotations
@@ -121,10 +123,14 @@ def validate_properties(resource_class: type, values: Mapping[str, Any] | None,
         return dict(values)  # Hotplay::ReadOnly: another type's, kept as written
     schema = schema_for(resource_class, values)
     try:
-        return _validate_mapping(schema, values, _Mode(partial), unchecked)
+        checked = _validate_mapping(schema, values, _Mode(partial), unchecked)
     except _Invalid as err:
         where = join_path(path, err.path)
         raise StackValidationFailed(f"Property error: {where}: {err.message}") from None
+    for key in getattr(resource_class, "kept_as_written", ()):
+        if key in values:
+            checked[key] = values[key]
+    return checked
 
 
 def schema_for(resource_class: type, values: Mapping[str, Any]) -> Mapping[str, PropertySchema]:

@@ -671,7 +671,7 @@ class StackRun:
         the resource."""
         written = self.options.previous_depends_on
         if written is not None and not self.path:
-            return defn.name in written and written[defn.name] != tuple(defn.depends_on)
+            return defn.name in written and written[defn.name] != defn.written_depends_on
         # A nested stack: what the resource needed as recorded (depends_on and reads).
         recorded = self.recorded_requires.get(defn.name)
         return recorded is not None and recorded != frozenset(n for n in defn.requires if n in resources)
@@ -702,7 +702,8 @@ class StackRun:
             # A failed resource Heat replaces: what fails is its replacement's CREATE.
             recreated = record is None or is_new(record) or (
                 record.status == "FAILED" and handler.needs_replace_failed(record))
-            raise self._fail(defn, "CREATE" if recreated else "UPDATE", record, error) from error
+            raise self._fail(defn, "CREATE" if recreated else "UPDATE", record, error,
+                             self._as_written(defn, handler)) from error
 
     @staticmethod
     def _checked_properties(defn: ResourceDefinition, handler: Resource, path: str) -> dict[str, Any]:
@@ -723,6 +724,17 @@ class StackRun:
         checked = validate_properties(type(handler), values, path)
         handler.validate(checked)
         return checked
+
+    @staticmethod
+    def _as_written(defn: ResourceDefinition, handler: Resource) -> dict[str, Any] | None:
+        """The properties a type keeps as written (``kept_as_written``), resolved,
+        for the record of a resource that failed on them: an OS::Heat::Value whose
+        create failed on its type still gives its value in Heat."""
+        kept = getattr(handler, "kept_as_written", ())
+        try:
+            return {k: resolve(v) for k, v in (defn.properties or {}).items() if k in kept} or None
+        except HotplayError:
+            return None
 
     def _new_state(self, defn: ResourceDefinition, action: str, status: str) -> ResourceState:
         metadata, update_policy = resolved_extras(defn)
@@ -858,10 +870,10 @@ class StackRun:
         raise _Failed(reason, action)
 
     def _fail(self, defn: ResourceDefinition, action: str, record: ResourceState | None,
-              error: HotplayError) -> "_Failed":
+              error: HotplayError, as_written: Mapping[str, Any] | None = None) -> "_Failed":
         """Record a failure found before the handler ran (a property error)."""
         reason = f"{type(error).__name__}: resources.{defn.name}: {error}"
-        state = record or self._new_state(defn, action, "FAILED")
+        state = record or replace(self._new_state(defn, action, "FAILED"), properties=as_written or {})
         self.save(replace(state, action=action, status="FAILED", status_reason=reason), reason)
         return _Failed(reason, action)
 

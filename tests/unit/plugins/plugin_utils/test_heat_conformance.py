@@ -636,3 +636,57 @@ def test_an_external_resource_that_depends_on_another_is_refused(stack):
     # Nothing was touched: the stack is as the create left it.
     again = stack.apply(template.replace("{external}", ""))
     assert again["changed"] is False and statuses(again) == statuses(created)
+
+
+def test_the_same_depends_on_a_disabled_resource_changes_nothing(stack):
+    # Differential seed 11, case 597. Heat: the same template again leaves r1
+    # CREATE_COMPLETE; its depends_on names a resource whose condition is false, and
+    # the definitions as written are equal. hotplay compared the written list with
+    # the one without the disabled name and updated r1.
+    text = """\
+        heat_template_version: 2017-09-01
+        conditions: {c0: false}
+        resources:
+          r0: {type: OS::Heat::None, condition: c0}
+          r1: {type: OS::Heat::TestResource, depends_on: r0, properties: {value: a}}
+        """
+    stack.apply(text)
+    again = stack.apply(text)
+    assert again["changed"] is False and statuses(again)["r1"] == "CREATE_COMPLETE"
+
+
+def test_a_values_attribute_is_its_value_as_written(stack):
+    # Heat checks value against type, but the attribute is the value unconverted:
+    # outputs n "5", b "True", s 7 (hotplay gave 5, true, "7"). Changing "5" to 5 is
+    # an update (UPDATE_COMPLETE): the definitions as written differ.
+    text = """\
+        heat_template_version: 2018-08-31
+        resources:
+          n: {type: OS::Heat::Value, properties: {type: number, value: %s}}
+          b: {type: OS::Heat::Value, properties: {type: boolean, value: "True"}}
+          s: {type: OS::Heat::Value, properties: {type: string, value: 7}}
+        outputs:
+          n: {value: {get_attr: [n, value]}}
+          b: {value: {get_attr: [b, value]}}
+          s: {value: {get_attr: [s, value]}}
+        """
+    created = stack.apply(text % '"5"')
+    assert created["outputs"] == {"n": "5", "b": "True", "s": 7}
+    updated = stack.apply(text % "5")
+    assert updated["outputs"]["n"] == 5 and statuses(updated)["n"] == "UPDATE_COMPLETE"
+
+
+def test_a_value_whose_create_failed_on_its_type_still_gives_its_value(stack):
+    # Differential seed 5, case 1914. Heat: v CREATE_FAILED ('"[]" is not a valid
+    # boolean'), and the output reads its value as resolved, [] (hotplay: null).
+    result = stack.apply("""\
+        heat_template_version: 2016-10-14
+        resources:
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::None}}}
+          v: {type: OS::Heat::Value, properties: {type: boolean, value: {get_attr: [g, refs]}}}
+        outputs:
+          o: {value: {get_attr: [v, value]}}
+        """)
+    assert statuses(result)["v"] == "CREATE_FAILED"
+    assert '"[]" is not a valid boolean' in result["stack_status_reason"]
+    assert result["outputs"]["o"] == []

@@ -91,14 +91,16 @@ def test_value_attribute_is_the_value_property() -> None:
     assert state.physical_id == "st-r-abcdefghijkl"
 
 
-@pytest.mark.parametrize("value_type, given, expected", [
-    ("number", "5", 5),
-    ("boolean", "true", True),
-    ("json", {"a": 1}, {"a": 1}),
-    ("comma_delimited_list", ["a"], ["a"]),
+@pytest.mark.parametrize("value_type, given", [
+    ("number", "5"),
+    ("boolean", "true"),
+    ("string", 7),
+    ("json", {"a": 1}),
+    ("comma_delimited_list", ["a"]),
 ])
-def test_value_type_coerces_the_value(value_type: str, given: Any, expected: Any) -> None:
-    assert props("OS::Heat::Value", {"value": given, "type": value_type})["value"] == expected
+def test_value_type_checks_the_value_and_keeps_it_as_written(value_type: str, given: Any) -> None:
+    # Heat 27.0.1: outputs of get_attr [v, value] are "5", "true", 7 (not converted).
+    assert props("OS::Heat::Value", {"value": given, "type": value_type})["value"] == given
 
 
 def test_value_type_rejects_a_mismatch_and_unknown_types() -> None:
