@@ -4,7 +4,8 @@
 
 Compared, step by step: the verdict (refused or run) and the error's text, the stack's
 status and reason, every resource's status (nested ones by path), the outputs and
-output errors, and which resources kept their physical id across the update.
+output errors, which resources kept their physical id across the update, and before
+the update, what check mode said it would do against Heat's preview of it.
 Physical ids differ by nature: in outputs and reasons each is replaced by the path of
 the resource that has it, so ``get_resource`` compares by what it points at.
 
@@ -152,6 +153,9 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
         shown = {"verdict": "ok", "stack_status": step["stack_status"], "status_reason": reason,
                  "resources": resources, "failed_reasons": failed,
                  "outputs": tokenised(outputs, ids)}
+        if "preview" in step and "preview" in counterpart:
+            # What check mode said the update would do, and Heat's preview.
+            shown["preview"] = step["preview"]
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
             # A resource that had no physical id (never created: INIT_COMPLETE) and
@@ -339,6 +343,66 @@ def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
     return bool(differing)
 
 
+def _preview_only(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> dict[str, tuple[str, str]] | None:
+    """When the two sides differ only in the update's preview: each resource whose
+    category differs, as (hotplay's, Heat's); else None."""
+    found = differences(hotplay, heat)
+    if not found or any(field != "step1.preview" for field, _mine, _theirs in found):
+        return None
+    mine, theirs = hotplay[1]["preview"], heat[1]["preview"]
+    if "refused" in mine or "refused" in theirs:
+        return None
+    where = [{path: category for category, paths in side.items() for path in paths} for side in (mine, theirs)]
+    return {path: (where[0].get(path, ""), where[1].get(path, ""))
+            for path in set(where[0]) | set(where[1]) if where[0].get(path) != where[1].get(path)}
+
+
+def _reads(definition: Any) -> set[str]:
+    """The resources a definition's properties read with get_attr."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            target = value.get("get_attr")
+            if isinstance(target, list) and target and isinstance(target[0], str):
+                found.add(target[0])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(definition.get("properties") if isinstance(definition, dict) else None)
+    return found
+
+
+def _preview_reads_updated(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                           heat: list[dict[str, Any]]) -> bool:
+    # Heat's preview lists a resource that reads an attribute of a resource being
+    # updated as updated, and its update then leaves it as it is (its value did not
+    # change); hotplay's check mode says unchanged.
+    differing = _preview_only(hotplay, heat)
+    if not differing or not case.get("update"):
+        return False
+    resources = case["update"]["template"]["resources"]
+    updated = set(heat[1]["preview"]["updated"]) | set(heat[1]["preview"]["replaced"])
+    return all(
+        pair == ("unchanged", "updated") and "/" not in path and _reads(resources.get(path)) & updated
+        and heat[1]["resources"].get(path) == heat[0]["resources"].get(path)
+        for path, pair in differing.items())
+
+
+def _preview_not_created(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                         heat: list[dict[str, Any]]) -> bool:
+    # A resource the failed create never started (INIT_COMPLETE in Heat, not listed
+    # by hotplay): Heat's preview lists it unchanged (its definition is the same),
+    # and the update then creates it; hotplay's check mode says added.
+    differing = _preview_only(hotplay, heat)
+    return bool(differing) and all(
+        pair == ("added", "unchanged") and heat[0]["resources"].get(path) == "INIT_COMPLETE"
+        and path not in hotplay[0]["resources"] for path, pair in differing.items())
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
@@ -347,6 +411,8 @@ RULES: dict[str, Rule] = {
     "cycle-named": _cycle_named,
     "output-reference": _output_reference,
     "same-meaning-unchanged": _same_meaning,
+    "preview-reads-updated": _preview_reads_updated,
+    "preview-not-created": _preview_not_created,
 }
 
 

@@ -144,8 +144,10 @@ class HeatClient:
     def update(self, name: str, stack_id: str, fields: dict[str, Any]) -> None:
         self.call("PUT", f"/stacks/{name}/{stack_id}", dict(fields, disable_rollback=True))
 
-    def preview_update(self, name: str, stack_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        found = self.call("PUT", f"/stacks/{name}/{stack_id}/preview", dict(fields, disable_rollback=True))
+    def preview_update(self, name: str, stack_id: str, fields: dict[str, Any],
+                       show_nested: bool = False) -> dict[str, Any]:
+        query = "?show_nested=True" if show_nested else ""
+        found = self.call("PUT", f"/stacks/{name}/{stack_id}/preview{query}", dict(fields, disable_rollback=True))
         return dict(found["resource_changes"])
 
     def delete(self, name: str, stack_id: str) -> None:

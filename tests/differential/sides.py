@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ import yaml
 from heat_peer import HeatClient, HeatError, stack_name
 
 NESTED_DEPTH = 3
+# Heat's preview-update categories (resource_changes), check mode's plan keys too.
+PREVIEW_CATEGORIES = ("added", "deleted", "replaced", "updated", "unchanged")
 # Hidden parameters are kept encrypted: the store needs a key (a test one).
 STORE_KEY = "differential-tester-store-key"
 
@@ -74,6 +78,8 @@ class HotplaySide:
             template, environments = write_step(self.folder / name / str(index), step)
             request = ApplyRequest(name=name, template=str(template), environment=environments,
                                    parameters=step["parameters"], nested_depth=NESTED_DEPTH)
+            # Before the update: what check mode says it would do (Heat's preview).
+            preview = self.preview(replace(request, check_mode=True)) if index else None
             try:
                 result = apply_stack(self.store, request, "differential").as_dict()
             except HotplayError as refused:
@@ -81,8 +87,20 @@ class HotplaySide:
                 if index == 0:
                     break
                 continue
-            observed.append(from_hotplay(result))
+            observed.append(from_hotplay(result) | ({"preview": preview} if preview else {}))
         return observed
+
+    def preview(self, request: Any) -> dict[str, list[str]]:
+        """The changes check mode lists, by Heat's preview categories (nested
+        resources by path); ``{"refused": []}`` when check mode refuses."""
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import apply_stack
+
+        try:
+            plan = apply_stack(self.store, request, "differential").as_dict()["plan"]
+        except HotplayError:
+            return {"refused": []}
+        return {category: sorted(plan.get(category, [])) for category in PREVIEW_CATEGORIES}
 
 
 def from_hotplay(result: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +174,7 @@ class HeatSide:
                     if index == 0:
                         stack_id = client.create(name, fields)
                     else:
+                        preview = self.preview(name, stack_id, fields)
                         client.update(name, stack_id, fields)
                 except HeatError as refused:
                     observed.append(refusal(refused.message))
@@ -163,11 +182,20 @@ class HeatSide:
                         break
                     continue
                 shown = client.wait(name, stack_id, "CREATE" if index == 0 else "UPDATE")
-                observed.append(self.observe(name, stack_id, shown))
+                observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {}))
         finally:
             if stack_id:
                 client.delete(name, stack_id)
         return observed
+
+    def preview(self, name: str, stack_id: str, fields: dict[str, Any]) -> dict[str, list[str]]:
+        """Heat's preview of the update, nested stacks shown, resources by path."""
+        try:
+            changes = self.client.preview_update(name, stack_id, fields, show_nested=True)
+        except HeatError:
+            return {"refused": []}
+        return {category: sorted(preview_path(name, change) for change in changes.get(category, []))
+                for category in PREVIEW_CATEGORIES}
 
     def observe(self, name: str, stack_id: str, shown: dict[str, Any]) -> dict[str, Any]:
         listed = self.client.resources(name, stack_id, NESTED_DEPTH)
@@ -247,6 +275,18 @@ def _without_nested(listed: list[dict[str, Any]], nested_id: str) -> list[dict[s
         if not more:
             return [r for r in listed if _link(r, "stack") not in gone]
         gone |= more
+
+
+def preview_path(top: str, change: dict[str, Any]) -> str:
+    """A resource of Heat's preview by its path.  A nested stack is named
+    ``<parent stack>-<resource>-<12 random characters>`` (no random part when the
+    preview adds it): its name, less the top stack's, gives the path."""
+    parents = str(change.get("stack_name") or top).removeprefix(top).split("-")
+    names = [part for part in parents if part and not _RANDOM_PART.fullmatch(part)]
+    return "/".join([*names, str(change["resource_name"])])
+
+
+_RANDOM_PART = re.compile(r"[a-z0-9]{12}")
 
 
 def heat_fields(step: dict[str, Any]) -> dict[str, Any]:

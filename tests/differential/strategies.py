@@ -324,7 +324,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
 
 MUTATIONS = ["same", "parameters", "property", "add", "remove", "replace", "swap", "depends_on",
              "metadata", "group", "provider_body", "alias", "external_id", "deletion_policy",
-             "output"]
+             "output", "restricted"]
 
 
 @st.composite
@@ -463,7 +463,20 @@ def _output(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
     step["template"].setdefault("outputs", {})["changed"] = {"value": draw(expressions(scope, 1))}
 
 
+def _restricted(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
+    """Another change, with ``restricted_actions`` on a resource in the update's
+    environment (often the changed one)."""
+    MUTATE[draw(st.sampled_from(["property", "replace", "swap", "metadata", "depends_on", "same"]))](
+        draw, step, scope)
+    actions = draw(st.sampled_from([["update"], ["replace"], ["update", "replace"], "replace"]))
+    environment = step["environment"] or {}
+    registry = environment.setdefault("resource_registry", {})
+    registry.setdefault("resources", {})[draw(st.sampled_from(_names(step)))] = {"restricted_actions": actions}
+    step["environment"] = environment
+
+
 MUTATE = {"same": _same, "parameters": _parameters, "property": _property, "add": _add,
           "remove": _remove, "replace": _replace, "swap": _swap, "depends_on": _depends_on,
           "metadata": _metadata, "group": _group, "provider_body": _provider_body, "alias": _alias,
-          "external_id": _external_id, "deletion_policy": _deletion_policy, "output": _output}
+          "external_id": _external_id, "deletion_policy": _deletion_policy, "output": _output,
+          "restricted": _restricted}

@@ -201,3 +201,29 @@ def test_a_replaced_resource_listed_by_heat_is_taken_as_its_replacement():
         ("r0", "r0id"), ("r2", "new")]
     # Listed as the replacement already: unchanged.
     assert side.replacements("s", "top", [_listed("r2", "new", "top")])[0]["physical_resource_id"] == "new"
+
+
+def _previewed(hotplay_preview, heat_preview, before=None, after=None):
+    """A provider r1 updated and r2 reading its output: both sides ran the update
+    alike and differ, if at all, in the preview."""
+    empty = {k: [] for k in ("added", "deleted", "replaced", "updated", "unchanged")}
+    ids = {"r1": "1111111111111111", "r2": "2222222222222222"}
+    first = ok(ids=ids)
+    second = dict(ok(ids=ids), stack_status="UPDATE_COMPLETE",
+                  status_reason="Stack UPDATE completed successfully",
+                  resources={"r1": "UPDATE_COMPLETE", "r2": "CREATE_COMPLETE"})
+    resources = {"r1": {"type": "Diff::Prov"},
+                 "r2": {"type": "OS::Heat::Value", "properties": {"value": {"get_attr": ["r1", "out"]}}}}
+    case = dict(CASE, update={"template": {"resources": resources}})
+    return (case, [first, dict(second, preview={**empty, **hotplay_preview})],
+            [first, dict(second, preview={**empty, **heat_preview})])
+
+
+def test_heats_preview_of_a_reader_of_an_updated_resource_is_forgiven():
+    case, hotplay, heat = _previewed({"updated": ["r1"], "unchanged": ["r2"]}, {"updated": ["r1", "r2"]})
+    assert verdict(case, hotplay, heat, documented_keys())[0] == "documented:preview-reads-updated"
+
+
+def test_a_preview_that_misses_a_deletion_is_a_divergence():
+    case, hotplay, heat = _previewed({"updated": ["r1"], "unchanged": ["r2"]}, {"updated": ["r1"], "deleted": ["r2"]})
+    assert verdict(case, hotplay, heat, documented_keys())[0] == "diverged"

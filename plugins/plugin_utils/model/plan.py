@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .definition import KNOWN_AFTER_APPLY, Pending, StackDefinition, StackIdentity, handler_for
@@ -31,6 +31,7 @@ from ..resources.properties import UNKNOWN, validate_properties
 from ..store.base import StackRecord, Store, utc_now
 
 PLAN_KEYS = ("added", "deleted", "replaced", "updated", "unchanged")
+NESTED_UPDATE = "a nested stack: updated with the stack, as Heat updates every nested stack"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class Change:
     after: Mapping[str, Any] | None = None
     restricted: bool = False  # the environment restricts this action (Heat)
     skipped: bool = False  # restricted, and left as it is (on_restricted: skip)
+    # A complete nested stack with nothing of its own to change: updated all the
+    # same when the stack is (Plan.with_nested_updates).
+    routine: bool = False
 
     @property
     def name(self) -> str:
@@ -74,6 +78,15 @@ class Plan:
         the stack is new or not COMPLETE, its definition changes, or a resource does."""
         return (stack is None or stack.status != "COMPLETE" or self.definition_changed
                 or self.changes_anything)
+
+    def with_nested_updates(self, stack: StackRecord | None) -> None:
+        """Heat updates every nested stack of a stack it updates (StackResource's
+        ``_needs_update`` is always true), and so does the apply: when the plan
+        changes anything, its complete nested stacks are listed as updated."""
+        if not self.would_change(stack):
+            return
+        self.changes = [replace(c, action="updated", reason=NESTED_UPDATE) if c.routine else c
+                        for c in self.changes]
 
     def by_action(self) -> dict[str, list[str]]:
         """Heat's preview keys, each a list of resource paths."""
@@ -313,9 +326,11 @@ class _Previewer:
             action, reason = "unchanged", f"left as it is: {verb} is restricted ({reason})"
         self.actions[name] = action
         before = handler.masked_properties(record.properties) if record and action != "added" else None
+        routine = (action == "unchanged" and not reason and not self.restore and record is not None
+                   and handler.is_nested_stack and record.status == "COMPLETE")
         self.plan.changes.append(Change(path, action, defn.type, reason, before,
                                         handler.masked_properties(_shown(after, unknown)),
-                                        restricted, skipped))
+                                        restricted, skipped, routine))
         if self.probes is not None and action in ("added", "updated", "replaced"):
             self.probes.ask(path, handler, record if action == "updated" else None, after, unknown)
         self._plan_inside(name, defn, handler, record, action, after, unknown)

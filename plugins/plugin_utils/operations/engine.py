@@ -186,6 +186,7 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
                       "nested stacks, or secret properties of its resources)")
     plan.definition_changed = existing is None or not _unchanged(store, existing, digest)
+    plan.with_nested_updates(existing)
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
