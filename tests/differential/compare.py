@@ -153,6 +153,9 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
         shown = {"verdict": "ok", "stack_status": step["stack_status"], "status_reason": reason,
                  "resources": resources, "failed_reasons": failed,
                  "outputs": tokenised(outputs, ids)}
+        if step.get("pauses") or counterpart.get("pauses"):
+            # Where the step stopped at hooks, one stop after the other.
+            shown["pauses"] = step.get("pauses", [])
         if "preview" in step and "preview" in counterpart:
             # What check mode said the update would do, and Heat's preview.
             shown["preview"] = step["preview"]
@@ -397,10 +400,27 @@ def _preview_not_created(case: dict[str, Any], hotplay: list[dict[str, Any]],
     # A resource the failed create never started (INIT_COMPLETE in Heat, not listed
     # by hotplay): Heat's preview lists it unchanged (its definition is the same),
     # and the update then creates it; hotplay's check mode says added.
+    # Removed from the template, Heat's preview lists it deleted; hotplay, with
+    # nothing to delete, does not list it.
     differing = _preview_only(hotplay, heat)
+    never = ("INIT_COMPLETE", None)
     return bool(differing) and all(
-        pair == ("added", "unchanged") and heat[0]["resources"].get(path) == "INIT_COMPLETE"
-        and path not in hotplay[0]["resources"] for path, pair in differing.items())
+        pair in (("added", "unchanged"), ("", "deleted")) and heat[0]["resources"].get(path) in never
+        and hotplay[0]["resources"].get(path) in never for path, pair in differing.items())
+
+
+def _preview_external_id(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                         heat: list[dict[str, Any]]) -> bool:
+    # A changed external_id: Heat's preview lists the resource unchanged and its
+    # update then fails (NotSupported); check mode lists it updated, saying so.
+    differing = _preview_only(hotplay, heat)
+    if not differing or not case.get("update"):
+        return False
+    before = case["template"].get("resources") or {}
+    after = case["update"]["template"].get("resources") or {}
+    return all(pair == ("updated", "unchanged") and path in before and path in after
+               and before[path].get("external_id") != after[path].get("external_id")
+               for path, pair in differing.items())
 
 
 RULES: dict[str, Rule] = {
@@ -413,6 +433,7 @@ RULES: dict[str, Rule] = {
     "same-meaning-unchanged": _same_meaning,
     "preview-reads-updated": _preview_reads_updated,
     "preview-not-created": _preview_not_created,
+    "preview-external-id": _preview_external_id,
 }
 
 

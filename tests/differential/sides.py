@@ -30,6 +30,9 @@ from heat_peer import HeatClient, HeatError, stack_name
 NESTED_DEPTH = 3
 # Heat's preview-update categories (resource_changes), check mode's plan keys too.
 PREVIEW_CATEGORIES = ("added", "deleted", "replaced", "updated", "unchanged")
+# Breakpoints a step may stop at, one after the other (each is cleared and the run
+# goes on); a generated case has at most a few.
+MAX_PAUSES = 8
 # Hidden parameters are kept encrypted: the store needs a key (a test one).
 STORE_KEY = "differential-tester-store-key"
 
@@ -81,14 +84,29 @@ class HotplaySide:
             # Before the update: what check mode says it would do (Heat's preview).
             preview = self.preview(replace(request, check_mode=True)) if index else None
             try:
-                result = apply_stack(self.store, request, "differential").as_dict()
+                result, pauses = self.apply(request)
             except HotplayError as refused:
                 observed.append(refusal(str(refused)))
                 if index == 0:
                     break
                 continue
-            observed.append(from_hotplay(result) | ({"preview": preview} if preview else {}))
+            observed.append(from_hotplay(result) | ({"preview": preview} if preview else {})
+                            | ({"pauses": pauses} if pauses else {}))
         return observed
+
+    def apply(self, request: Any) -> tuple[dict[str, Any], list[list[str]]]:
+        """The step's result, and where it paused at hooks: each time, every
+        pending hook is cleared (stack_hook) and the same task runs again."""
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import apply_stack
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
+
+        result = apply_stack(self.store, request, "differential").as_dict()
+        pauses: list[list[str]] = []
+        while result.get("hooks_pending") and len(pauses) < MAX_PAUSES:
+            pauses.append(sorted(f"{h['resource']}:{h['hook']}" for h in result["hooks_pending"]))
+            clear_hooks(self.store, request.name)
+            result = apply_stack(self.store, request, "differential").as_dict()
+        return result, pauses
 
     def preview(self, request: Any) -> dict[str, list[str]]:
         """The changes check mode lists, by Heat's preview categories (nested
@@ -181,12 +199,43 @@ class HeatSide:
                     if index == 0:
                         break
                     continue
-                shown = client.wait(name, stack_id, "CREATE" if index == 0 else "UPDATE")
-                observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {}))
+                shown, pauses = self.settle(name, stack_id, "CREATE" if index == 0 else "UPDATE")
+                observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {})
+                                | ({"pauses": pauses} if pauses else {}))
         finally:
             if stack_id:
                 client.delete(name, stack_id)
         return observed
+
+    def settle(self, name: str, stack_id: str, action: str) -> tuple[dict[str, Any], list[list[str]]]:
+        """The stack once its action is over, and where it paused at hooks: each
+        time, the pending hooks are cleared (a signal ``unset_hook``)."""
+        pauses: list[list[str]] = []
+        while True:
+            shown, pending = self.until_paused(name, stack_id, action)
+            if not pending or len(pauses) >= MAX_PAUSES:
+                return shown, pauses
+            pauses.append(sorted(f"{resource}:{hook}" for resource, hook in pending))
+            for resource, hook in pending:
+                self.client.call("POST", f"/stacks/{name}/{stack_id}/resources/{resource}/signal",
+                                 {"unset_hook": hook})
+
+    def until_paused(self, name: str, stack_id: str, action: str) -> tuple[dict[str, Any], set[tuple[str, str]]]:
+        """Wait until the action is over, or stands still at hooks: some pending and
+        no resource in progress, twice in a row."""
+        client, still = self.client, 0
+        deadline = time.monotonic() + client.timeout
+        while True:
+            shown = client.show(name, stack_id)
+            status = str(shown["stack_status"])
+            if (status.startswith(action) and not status.endswith("IN_PROGRESS")) or time.monotonic() > deadline:
+                return shown, set()
+            pending = pending_hooks(name, client.events(name, stack_id))
+            busy = any(r["resource_status"].endswith("IN_PROGRESS") for r in client.resources(name, stack_id, 0))
+            still = still + 1 if pending and not busy else 0
+            if still >= 2:
+                return shown, pending
+            time.sleep(client.poll)
 
     def preview(self, name: str, stack_id: str, fields: dict[str, Any]) -> dict[str, list[str]]:
         """Heat's preview of the update, nested stacks shown, resources by path."""
@@ -275,6 +324,25 @@ def _without_nested(listed: list[dict[str, Any]], nested_id: str) -> list[dict[s
         if not more:
             return [r for r in listed if _link(r, "stack") not in gone]
         gone |= more
+
+
+_PAUSED = re.compile(r"paused until Hook (\S+) is cleared")
+_CLEARED = re.compile(r"^Hook (\S+) is cleared")
+
+
+def pending_hooks(name: str, events: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(resource, hook) paused at and not cleared since the stack's last action began."""
+    starts = [i for i, e in enumerate(events) if e["resource_name"] == name
+              and str(e["resource_status"]).endswith("IN_PROGRESS")]
+    pending: set[tuple[str, str]] = set()
+    for event in events[starts[-1]:] if starts else events:
+        reason = str(event.get("resource_status_reason") or "")
+        paused, cleared = _PAUSED.search(reason), _CLEARED.search(reason)
+        if paused:
+            pending.add((event["resource_name"], paused.group(1)))
+        elif cleared:
+            pending.discard((event["resource_name"], cleared.group(1)))
+    return pending
 
 
 def preview_path(top: str, change: dict[str, Any]) -> str:

@@ -324,7 +324,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
 
 MUTATIONS = ["same", "parameters", "property", "add", "remove", "replace", "swap", "depends_on",
              "metadata", "group", "provider_body", "alias", "external_id", "deletion_policy",
-             "output", "restricted"]
+             "output", "restricted", "hooks"]
 
 
 @st.composite
@@ -475,8 +475,24 @@ def _restricted(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
     step["environment"] = environment
 
 
+HOOKS = ["pre-create", "post-create", "pre-update", "post-update", "pre-delete"]
+
+
+def _hooks(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
+    """Another change, with breakpoints (hooks) on a resource in the update's
+    environment: the run pauses there until they are cleared."""
+    MUTATE[draw(st.sampled_from(["property", "replace", "add", "remove", "metadata", "group"]))](
+        draw, step, scope)
+    names = sorted(set(_names(step)) | set(scope.resources) | {"added"})
+    hooks = draw(st.lists(st.sampled_from(HOOKS), min_size=1, max_size=2, unique=True))
+    environment = step["environment"] or {}
+    registry = environment.setdefault("resource_registry", {})
+    registry.setdefault("resources", {})[draw(st.sampled_from(names))] = {"hooks": hooks}
+    step["environment"] = environment
+
+
 MUTATE = {"same": _same, "parameters": _parameters, "property": _property, "add": _add,
           "remove": _remove, "replace": _replace, "swap": _swap, "depends_on": _depends_on,
           "metadata": _metadata, "group": _group, "provider_body": _provider_body, "alias": _alias,
           "external_id": _external_id, "deletion_policy": _deletion_policy, "output": _output,
-          "restricted": _restricted}
+          "restricted": _restricted, "hooks": _hooks}

@@ -331,6 +331,7 @@ class StackRun:
         # What this stack adopts when the adoption's abandon data has no nested stack
         # at its path (a provider template standing for one of Heat's resources).
         self.adopted_here: AbandonedStack | None = None
+        self.walk_action = ""  # CREATE, UPDATE: the action of the walk under way
         self._states_lock = threading.Lock()
         self.records: dict[str, ResourceState] = {}
         self.requires: dict[str, tuple[str, ...]] = {}
@@ -403,6 +404,7 @@ class StackRun:
 
     def _converge(self, definition: StackDefinition, action: str) -> bool:
         self.definition = definition
+        self.walk_action = action
         definition.scope.live = self.live
         self.keep_hidden_secret(definition)
         if self.options.adopt is not None:
@@ -411,6 +413,8 @@ class StackRun:
             self._retire_left_in_progress()
         if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
             self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
+            if action == "UPDATE":
+                self._no_pre_update_for_new(definition)
         graph = definition.requires_graph()
         for name, defn in definition.resources.items():
             self.handlers[name] = handler_for(defn, self.runtime)
@@ -545,6 +549,10 @@ class StackRun:
         change = self._change_needed(defn, handler, record, properties) or self._nested_update(
             handler, record)
         if change is None:
+            if self.walk_action == "UPDATE":
+                # Heat stops at a pre-update hook of every resource an update walks,
+                # also one it then leaves as it is (a rolling node-by-node update).
+                self._hook_point(defn, record, "update", "pre", walked_only=True)
             self._still_held(defn.name)  # a resumed run: a post-hook not cleared yet
             return
         if change in defn.restricted_actions:
@@ -576,14 +584,24 @@ class StackRun:
                  if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
         return frozenset(declared) | given
 
+    def _no_pre_update_for_new(self, definition: StackDefinition) -> None:
+        """A resource this update creates has no pre-update hook (Heat stops it at
+        pre-create): cleared before the walk, so that a run resumed after another
+        hook does not take it, made by then, for one the update leaves alone."""
+        for name, defn in definition.resources.items():
+            record = self.records.get(name)
+            if (record is None or is_new(record)) and "pre-update" in self.hooks_of(name, defn.hooks):
+                self.store.set_hook(self.stack.id, name, "pre-update", self.options.revision, "CLEARED")
+
     def _hook_point(self, defn: ResourceDefinition | None, record: ResourceState | None,
-                    verb: str, when: str, name: str = "") -> None:
+                    verb: str, when: str, name: str = "", walked_only: bool = False) -> None:
         """Pause before or after an action when a hook is set there (Heat's
-        semantics: the resource keeps its status, what depends on it waits)."""
+        semantics: the resource keeps its status, what depends on it waits).
+        ``walked_only``: the resource is left as it is, so stepping does not stop."""
         name = name or (defn.name if defn else "")
         hook = f"{when}-{verb}"
         declared = defn.hooks if defn else self._declared_hooks(name)
-        stepped = self.options.stepping and when == "pre"
+        stepped = self.options.stepping and when == "pre" and not walked_only
         if self.options.restore or not (hook in self.hooks_of(name, declared) or stepped):
             return
         status = self.store.hook_status(self.stack.id, name, hook, self.options.revision)

@@ -690,3 +690,38 @@ def test_a_value_whose_create_failed_on_its_type_still_gives_its_value(stack):
     assert statuses(result)["v"] == "CREATE_FAILED"
     assert '"[]" is not a valid boolean' in result["stack_status_reason"]
     assert result["outputs"]["o"] == []
+
+
+def test_a_pre_update_hook_stops_an_update_at_a_resource_it_leaves_alone(tmp_path):
+    # Heat 27.0.1: an update with a pre-update hook on r0, which the update does not
+    # change, pauses there ("UPDATE paused until Hook pre-update is cleared"); once
+    # cleared, r0 stays CREATE_COMPLETE (no post-update stop). A resource the update
+    # creates does not stop at pre-update.
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
+
+    store = SqliteStore(str(tmp_path / "store.db"))
+    hooks = "[pre-update, post-update]"
+    (tmp_path / "env.yaml").write_text(
+        f"resource_registry: {{resources: {{r0: {{hooks: {hooks}}}, added: {{hooks: [pre-update]}}}}}}\n")
+    text = """\
+        heat_template_version: 2016-10-14
+        resources:
+          r0: {type: OS::Heat::None}
+          r1: {type: OS::Heat::TestResource, depends_on: r0, properties: {value: %s}}
+        """
+    (tmp_path / "a.yaml").write_text(textwrap.dedent(text % "a"))
+    (tmp_path / "b.yaml").write_text(textwrap.dedent(text % "b") + "  added: {type: OS::Heat::None, depends_on: r1}\n")
+
+    def apply(template: str) -> dict[str, Any]:
+        return apply_stack(store, ApplyRequest(name="s", template=str(tmp_path / template),
+                                               environment=[str(tmp_path / "env.yaml")]), "test").as_dict()
+
+    apply("a.yaml")
+    paused = apply("b.yaml")
+    assert paused["hooks_pending"] == [{"resource": "r0", "hook": "pre-update"}]
+    assert statuses(paused)["r1"] == "CREATE_COMPLETE"  # waits for r0
+    clear_hooks(store, "s")
+    done = apply("b.yaml")
+    assert done["hooks_pending"] == [] and done["stack_status"] == "UPDATE_COMPLETE"
+    assert statuses(done) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE", "added": "CREATE_COMPLETE"}
+    store.close()
