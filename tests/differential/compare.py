@@ -157,8 +157,11 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
             # Where the step stopped at hooks, one stop after the other.
             shown["pauses"] = step.get("pauses", [])
         if "preview" in step and "preview" in counterpart:
-            # What check mode said the update would do, and Heat's preview.
-            shown["preview"] = step["preview"]
+            # What check mode said the update would do, and Heat's preview; not for
+            # a resource whose create raced (started on one side only).
+            raced = _raced(observed[0], (other or [{}])[0])
+            shown["preview"] = {category: [p for p in paths if p not in raced]
+                                for category, paths in step["preview"].items()}
         if index > 0 and observed[0]["verdict"] == "ok":
             before = observed[0]["ids"]
             # A resource that had no physical id (never created: INIT_COMPLETE) and
@@ -167,6 +170,18 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
                                        if p in before and before[p] and before[p] != i)
         steps.append(shown)
     return steps
+
+
+def _raced(first: dict[str, Any], other: dict[str, Any]) -> set[str]:
+    """Resources a failed create reached on one side and not on the other (the
+    race ``settled`` leaves out), with their nested resources."""
+    if first.get("verdict") != "ok" or other.get("verdict") != "ok":
+        return set()
+    mine, theirs = first.get("resources", {}), other.get("resources", {})
+    never = ("INIT_COMPLETE", None)
+    tops = {p for p in set(mine) | set(theirs)
+            if (mine.get(p) in never) != (theirs.get(p) in never)}
+    return {p for p in set(mine) | set(theirs) if any(p == t or p.startswith(t + "/") for t in tops)}
 
 
 def differences(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
@@ -229,11 +244,11 @@ def _hidden_in_messages(case: dict[str, Any], hotplay: list[dict[str, Any]],
     return False
 
 
-def _hidden_values(case: dict[str, Any]) -> list[Any]:
-    """The values of the case's hidden parameters (given or default, each step), as
-    given and as a json parameter parses them."""
+def _hidden_values(case: dict[str, Any], steps: int = 2) -> list[Any]:
+    """The values of the case's hidden parameters (given or default, in its first
+    ``steps`` steps), as given and as a json parameter parses them."""
     found: list[Any] = []
-    for step in [case] + ([case["update"]] if case.get("update") else []):
+    for step in ([case] + ([case["update"]] if case.get("update") else []))[:steps]:
         for name, schema in (step["template"].get("parameters") or {}).items():
             if isinstance(schema, dict) and schema.get("hidden"):
                 value = step["parameters"].get(name, schema.get("default"))
@@ -253,16 +268,19 @@ def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
     # masked the same way must then be hotplay's.
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 
-    secrets = SecretValues()
-    for value in _hidden_values(case):
-        secrets.add(value)
-    if not secrets.atoms or not any(s["verdict"] == "ok" for s in heat):
+    if not _hidden_values(case) or not any(s["verdict"] == "ok" for s in heat):
         return False
-    # Everything the task returns is masked so (resource names and ids too); the
+    # Everything the task returns is masked so (resource names and ids too), with
+    # the hidden values known by then (a step's, and the earlier steps'); the
     # step's own field names are the tester's, not Heat's answer: a hidden value
     # such as "out" must not mask "outputs".
-    masked = [{field: value if field == "verdict" else secrets.mask(value) for field, value in step.items()}
-              for step in heat]
+    masked = []
+    for index, step in enumerate(heat):
+        secrets = SecretValues()
+        for value in _hidden_values(case, index + 1):
+            secrets.add(value)
+        masked.append({field: value if field == "verdict" else secrets.mask(value)
+                       for field, value in step.items()})
     return not differences(hotplay, masked)
 
 
@@ -328,12 +346,17 @@ def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
             s["verdict"] != "ok" for s in hotplay + heat):
         return False
     mine, theirs = view(hotplay, heat)[1], view(heat, hotplay)[1]
-    if {k: v for k, v in mine.items() if k != "resources"} != {
-            k: v for k, v in theirs.items() if k != "resources"}:
+    if {k: v for k, v in mine.items() if k not in ("resources", "preview")} != {
+            k: v for k, v in theirs.items() if k not in ("resources", "preview")}:
         return False
-    before, after = case["template"]["resources"], case["update"]["template"]["resources"]
+    before = case["template"].get("resources") or {}
+    after = case["update"]["template"].get("resources") or {}
     differing = {p for p in set(mine["resources"]) | set(theirs["resources"])
                  if mine["resources"].get(p) != theirs["resources"].get(p)}
+    # Heat's preview lists the same resources updated; check mode unchanged.
+    previewed = _preview_pairs(mine.get("preview"), theirs.get("preview"))
+    if any(path not in differing or pair != ("unchanged", "updated") for path, pair in previewed.items()):
+        return False
     for path in differing:
         old, new = before.get(path), after.get(path)
         if (old is None or new is None or theirs["resources"].get(path) != "UPDATE_COMPLETE"
@@ -355,13 +378,19 @@ def _preview_only(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> 
     mine, theirs = hotplay[1]["preview"], heat[1]["preview"]
     if "refused" in mine or "refused" in theirs:
         return None
-    where = [{path: category for category, paths in side.items() for path in paths} for side in (mine, theirs)]
+    return _preview_pairs(mine, theirs)
+
+
+def _preview_pairs(mine: dict[str, list[str]] | None, theirs: dict[str, list[str]] | None) -> dict[str, tuple[str, str]]:
+    """Each resource the two previews put in different categories: (hotplay's, Heat's)."""
+    where = [{path: category for category, paths in (side or {}).items() for path in paths}
+             for side in (mine, theirs)]
     return {path: (where[0].get(path, ""), where[1].get(path, ""))
             for path in set(where[0]) | set(where[1]) if where[0].get(path) != where[1].get(path)}
 
 
 def _reads(definition: Any) -> set[str]:
-    """The resources a definition's properties read with get_attr."""
+    """The resources a definition's properties read (get_attr, get_resource)."""
     found: set[str] = set()
 
     def walk(value: Any) -> None:
@@ -369,6 +398,8 @@ def _reads(definition: Any) -> set[str]:
             target = value.get("get_attr")
             if isinstance(target, list) and target and isinstance(target[0], str):
                 found.add(target[0])
+            if isinstance(value.get("get_resource"), str):
+                found.add(value["get_resource"])
             for item in value.values():
                 walk(item)
         elif isinstance(value, list):
@@ -389,8 +420,9 @@ def _preview_reads_updated(case: dict[str, Any], hotplay: list[dict[str, Any]],
         return False
     resources = case["update"]["template"]["resources"]
     updated = set(heat[1]["preview"]["updated"]) | set(heat[1]["preview"]["replaced"])
+    # A nested resource: what its top resource reads reaches it as a parameter.
     return all(
-        pair == ("unchanged", "updated") and "/" not in path and _reads(resources.get(path)) & updated
+        pair == ("unchanged", "updated") and _reads(resources.get(path.split("/")[0])) & updated
         and heat[1]["resources"].get(path) == heat[0]["resources"].get(path)
         for path, pair in differing.items())
 
@@ -405,7 +437,8 @@ def _preview_not_created(case: dict[str, Any], hotplay: list[dict[str, Any]],
     differing = _preview_only(hotplay, heat)
     never = ("INIT_COMPLETE", None)
     return bool(differing) and all(
-        pair in (("added", "unchanged"), ("", "deleted")) and heat[0]["resources"].get(path) in never
+        pair in (("added", "unchanged"), ("added", "updated"), ("", "deleted"))
+        and heat[0]["resources"].get(path) in never
         and hotplay[0]["resources"].get(path) in never for path, pair in differing.items())
 
 
@@ -423,6 +456,24 @@ def _preview_external_id(case: dict[str, Any], hotplay: list[dict[str, Any]],
                for path, pair in differing.items())
 
 
+_RESTRICTED = "UPDATE_FAILED: Resource UPDATE failed: ResourceActionRestricted: "
+
+
+def _restricted_refused(case: dict[str, Any], hotplay: list[dict[str, Any]],
+                        heat: list[dict[str, Any]]) -> bool:
+    # hotplay refuses an update that would do a restricted action before touching
+    # anything (the stack keeps its status); Heat updates what it reaches first and
+    # fails at the restricted resource with the same message.
+    if len(hotplay) != 2 or len(heat) != 2 or differences(hotplay[:1], heat[:1]):
+        return False
+    mine, theirs = hotplay[1], heat[1]
+    message = str(mine.get("message", ""))
+    return (mine["verdict"] == theirs["verdict"] == "ok" and message.startswith(_RESTRICTED)
+            and theirs["stack_status"] == "UPDATE_FAILED"
+            and core(theirs["status_reason"]) == message.removeprefix("UPDATE_FAILED: ")
+            and mine["resources"] == hotplay[0]["resources"] and mine["ids"] == hotplay[0]["ids"])
+
+
 RULES: dict[str, Rule] = {
     "later-version-function": _later_version_function,
     "unchanged-update": _unchanged_update,
@@ -434,6 +485,7 @@ RULES: dict[str, Rule] = {
     "preview-reads-updated": _preview_reads_updated,
     "preview-not-created": _preview_not_created,
     "preview-external-id": _preview_external_id,
+    "restricted-refused": _restricted_refused,
 }
 
 

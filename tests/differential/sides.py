@@ -132,7 +132,9 @@ def from_hotplay(result: dict[str, Any]) -> dict[str, Any]:
             "resources": {r["name"]: r["status"] for r in result["resources"]},
             "reasons": {r["name"]: r["status_reason"] for r in result["resources"]},
             "ids": {r["name"]: r["physical_id"] for r in result["resources"]},
-            "outputs": outputs, "changed": result["changed"]}
+            "outputs": outputs, "changed": result["changed"],
+            # The task's failure message (a refusal that left the stack as it was).
+            "message": str(result.get("msg", "")) if result.get("failed") else ""}
 
 
 def refusal(message: str) -> dict[str, Any]:

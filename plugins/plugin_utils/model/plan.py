@@ -417,11 +417,13 @@ class _Previewer:
     # -- nested stacks --------------------------------------------------------------------
     def _plan_inside(self, name: str, defn: Any, handler: Resource, record: ResourceState | None,
                      action: str, after: Mapping[str, Any], unknown: Mapping[str, set[str]]) -> None:
-        if not isinstance(handler, NestedStackResource):
-            return
         prefix = f"{self.prefix}{name}/"
         if action == "replaced" and record is not None and record.nested_stack_id:
+            # Also when the new type has no nested stack (a provider swapped for
+            # OS::Heat::None): what the old one had goes with it (Heat lists it).
             _deleted_tree(self.store, record.nested_stack_id, prefix, self.plan, "its parent is replaced")
+        if not isinstance(handler, NestedStackResource):
+            return
         if unknown:
             return  # what the child gets is known only after apply
         child_stack = None

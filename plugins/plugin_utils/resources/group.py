@@ -150,8 +150,9 @@ class ResourceGroup(GroupResource):
 
     type_name = "OS::Heat::ResourceGroup"
     properties_schema = {
+        # Heat: Range(min=0), checked in the schema's order (before index_var).
         "count": PropertySchema("integer", "The number of resources to create.", default=1,
-                                update_allowed=True),
+                                update_allowed=True, constraints=(value_range(min=0),)),
         # Heat: Length(min=3), and not update_allowed: a new index_var replaces the group.
         "index_var": PropertySchema("string", "A variable replaced with the member's index.",
                                     default="%index%", constraints=(length(min=3),)),
@@ -201,9 +202,6 @@ class ResourceGroup(GroupResource):
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         count = properties.get("count")
-        if isinstance(count, int) and count < 0:
-            raise StackValidationFailed(f"{count} is out of range (min: 0, max: None)",
-                                        path=f"resources.{self.name}.properties.count")
         if isinstance(count, int) and count > MAX_RESOURCES_PER_STACK:
             # The group's stack would be built, and walked, before its own check.
             raise StackValidationFailed(

@@ -33,7 +33,8 @@ from ..model.definition import (
 )
 from ..errors import HotplayError, InvalidAttribute, Paused, ResourceFailure
 from .walk import DEFAULT_WORKERS, traverse
-from ..language.functions.base import resolve
+from ..language.functions.base import resolve, walk_functions
+from ..language.functions.hot import GetAtt
 from ..model.graph import reverse
 from ..model.update_rules import (
     KEPT_AFTER_LOST_RUN, REPLACED, UPDATED, decide, external_id_change, is_new, left_by_lost_run,
@@ -728,7 +729,11 @@ class StackRun:
         if defn.known_properties is not None:
             return dict(defn.known_properties)  # validated with the definition
         if getattr(handler, "accepts_any_properties", False):
-            return {}  # OS::Heat::None: never resolved, as in Heat
+            # OS::Heat::None: never resolved, as in Heat; but Heat gathers the
+            # attributes a resource reads before it acts, whatever its type, and
+            # one that fails (a group's missing member) fails the stack.
+            _read_attributes(defn.properties)
+            return {}
         try:
             values = resolve(defn.properties)
         except InvalidAttribute:
@@ -1082,3 +1087,15 @@ def _deleted(handler: Resource, record: ResourceState) -> Outcome:
     """A delete as ``_guard`` runs handlers: it leaves no physical id."""
     handler.handle_delete(record)
     return Outcome("")
+
+
+def _read_attributes(snippet: Any) -> None:
+    """Resolve every ``get_attr`` of a snippet, for its errors only."""
+    for function in walk_functions(snippet):
+        if isinstance(function, GetAtt):
+            try:
+                resolve(function)
+            except InvalidAttribute:
+                raise
+            except HotplayError as error:
+                raise _Unresolved(str(error)) from error

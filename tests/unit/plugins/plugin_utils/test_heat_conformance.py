@@ -725,3 +725,41 @@ def test_a_pre_update_hook_stops_an_update_at_a_resource_it_leaves_alone(tmp_pat
     assert done["hooks_pending"] == [] and done["stack_status"] == "UPDATE_COMPLETE"
     assert statuses(done) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE", "added": "CREATE_COMPLETE"}
     store.close()
+
+
+def test_a_none_reading_a_missing_group_member_fails_the_stack(stack):
+    # Differential seed 41, case 32. Heat: CREATE_FAILED "Member '0' not found in
+    # group resource 'r1'." (member 0 is removed by the removal policy): it gathers
+    # the attributes a resource reads before it acts, even for OS::Heat::None, whose
+    # properties it never resolves. hotplay created r2.
+    result = stack.apply("""\
+        heat_template_version: 2017-02-24
+        resources:
+          r1:
+            type: OS::Heat::ResourceGroup
+            properties:
+              count: 3
+              removal_policies: [{resource_list: ['0']}]
+              resource_def: {type: OS::Heat::None}
+          r2:
+            type: OS::Heat::None
+            properties:
+              anything: {get_attr: [r1, resource.0]}
+        """)
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"] == "Member '0' not found in group resource 'r1'."
+    assert "r2" not in statuses(result) or statuses(result)["r2"] == "INIT_COMPLETE"
+
+
+def test_a_groups_count_is_checked_before_its_index_var(stack):
+    # Differential seed 41, case 1439. Heat: "Property error:
+    # resources.g.properties.count: -2 is out of range (min: 0, max: None)" (its schema
+    # order); hotplay named index_var's length first.
+    message = stack.refused("""\
+        heat_template_version: 2017-02-24
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties: {count: -2, index_var: '', resource_def: {type: OS::Heat::None}}
+        """)
+    assert message.endswith("resources.g.properties.count: -2 is out of range (min: 0, max: None)")
