@@ -271,7 +271,6 @@ class HeatSide:
                 "ids": {paths[id(r)]: r["physical_resource_id"] for r in listed},
                 "outputs": outputs}
 
-
     def replacements(self, name: str, stack_id: str, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The listing with each resource replaced in the last update shown as its
         replacement.  Until an update completes, Heat keeps the replaced resource

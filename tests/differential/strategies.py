@@ -332,6 +332,9 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
     """A first step, and most of the time a second step that updates it."""
     first = draw(stacks())
     scope: Scope = first.pop("scope")
+    if draw(st.integers(0, 15)) == 0:  # breakpoints in the create too
+        _set_hooks(first, draw(st.sampled_from(["*", "r0", "r1"])),
+                   draw(st.lists(st.sampled_from(["pre-create", "post-create"]), min_size=1, unique=True)))
     case = dict(first, update=None, mutation=None)
     if draw(st.integers(0, 5)) == 0:
         return case
@@ -483,11 +486,19 @@ def _hooks(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
     environment: the run pauses there until they are cleared."""
     MUTATE[draw(st.sampled_from(["property", "replace", "add", "remove", "metadata", "group"]))](
         draw, step, scope)
-    names = sorted(set(_names(step)) | set(scope.resources) | {"added"})
-    hooks = draw(st.lists(st.sampled_from(HOOKS), min_size=1, max_size=2, unique=True))
+    # A name, or a pattern (Heat's registry matches resource names with fnmatch):
+    # often every resource, so that the update stops somewhere.
+    names = sorted(set(_names(step)) | set(scope.resources) | {"added", "r[01]"})
+    name = draw(st.sampled_from(["*", "*", "*", *names]))
+    hooks = draw(st.lists(st.sampled_from(HOOKS + ["pre-update", "post-update"]), min_size=1,
+                          max_size=2, unique=True))
+    _set_hooks(step, name, hooks)
+
+
+def _set_hooks(step: dict[str, Any], name: str, hooks: list[str]) -> None:
     environment = step["environment"] or {}
     registry = environment.setdefault("resource_registry", {})
-    registry.setdefault("resources", {})[draw(st.sampled_from(names))] = {"hooks": hooks}
+    registry.setdefault("resources", {})[name] = {"hooks": hooks}
     step["environment"] = environment
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
-from run import run_cases  # noqa: E402
+from run import has_hooks, run_cases  # noqa: E402
 
 CASES = int(os.environ.get("HOTPLAY_DIFFERENTIAL_SHORT", "50"))
 SEED = int(os.environ.get("HOTPLAY_DIFFERENTIAL_SEED", "17"))
@@ -69,7 +69,9 @@ def test_generated_cases_do_what_heat_does(endpoint):
 
 
 def test_a_sample_through_ansible_playbook_does_what_heat_does(endpoint):
-    outcomes = run_cases(generate(3, SEED + 1), endpoint, playbook_every=1)
+    # Cases with breakpoints are cleared in-process only (run_cases): not these.
+    cases = [case for case in generate(20, SEED + 1) if not has_hooks(case)][:3]
+    outcomes = run_cases(cases, endpoint, playbook_every=1)
     played = [o for o in outcomes if o["side"] == "ansible-playbook"]
     assert len(played) == 3
     # The playbook really ran: every case has its create step back from it.

@@ -530,8 +530,14 @@ class StackRun:
         if defn.external_id is not None:
             self._adopt(defn, record)
             return
+        new = record is None or is_new(record)
+        if new and self.options.adopt is None and self.path_of(defn.name) not in self.options.skip \
+                and not self._left_by_failed_create(record):
+            # Heat stops at pre-create before it resolves the properties (a
+            # function that fails there fails the stack once the hook is cleared).
+            self._hook_point(defn, record, "create", "pre")
         properties = self._resolved_properties(defn, handler)
-        if self.options.adopt is not None and (record is None or is_new(record)):
+        if self.options.adopt is not None and new:
             self._adopt_existing(defn, handler, properties)
             return
         if self.path_of(defn.name) in self.options.skip:
@@ -539,8 +545,7 @@ class StackRun:
             return
         if self.options.restore and self._swap_back(defn, handler, record, properties):
             return
-        if record is None or is_new(record):
-            self._hook_point(defn, record, "create", "pre")
+        if new:
             self._create(defn, handler, properties)
             self._hook_point(defn, self.records.get(defn.name), "create", "post")
             return
@@ -584,6 +589,14 @@ class StackRun:
         given = {hook for pattern, hook in self.options.breakpoints
                  if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
         return frozenset(declared) | given
+
+    def _left_by_failed_create(self, record: ResourceState | None) -> bool:
+        """A resource an earlier create never started (INIT_COMPLETE), which this
+        update creates: Heat stops it at no hook (unless this run already did)."""
+        if record is None or self.walk_action != "UPDATE":
+            return False
+        return not any(self.store.hook_status(self.stack.id, record.name, hook, self.options.revision)
+                       for hook in ("pre-create", "post-create"))
 
     def _no_pre_update_for_new(self, definition: StackDefinition) -> None:
         """A resource this update creates has no pre-update hook (Heat stops it at
@@ -700,7 +713,9 @@ class StackRun:
         stack updates every nested stack (UPDATE_COMPLETE), whose members then
         decide for themselves; a provider template's changed body reaches them so."""
         nested = getattr(handler, "is_nested_stack", False) and record.nested_stack_id
-        routine = self.options.routine_nested_updates and not self.options.restore
+        # Only in an update: a create resumed after its hooks leaves what it made.
+        routine = (self.options.routine_nested_updates and not self.options.restore
+                   and self.walk_action == "UPDATE")
         return "update" if nested and routine and record.status == "COMPLETE" else None
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:

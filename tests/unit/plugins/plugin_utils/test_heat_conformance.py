@@ -763,3 +763,39 @@ def test_a_groups_count_is_checked_before_its_index_var(stack):
             properties: {count: -2, index_var: '', resource_def: {type: OS::Heat::None}}
         """)
     assert message.endswith("resources.g.properties.count: -2 is out of range (min: 0, max: None)")
+
+
+def test_a_create_resumed_after_its_hooks_creates_only(tmp_path):
+    # Differential (hooks in the create). Heat: pre-create on r0 and r1, cleared,
+    # then post-create, cleared: CREATE_COMPLETE, r1 (a group: a nested stack)
+    # CREATE_COMPLETE; hotplay left r1 UPDATE_COMPLETE (a routine nested update).
+    # A resource whose property fails stops at pre-create first (Heat resolves the
+    # properties after the hook), then fails the stack bare.
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
+
+    store = SqliteStore(str(tmp_path / "store.db"))
+    (tmp_path / "env.yaml").write_text("resource_registry: {resources: {'*': {hooks: [pre-create, post-create]}}}\n")
+    (tmp_path / "main.yaml").write_text(textwrap.dedent("""\
+        heat_template_version: 2018-08-31
+        resources:
+          r0: {type: OS::Heat::Value, properties: {value: ''}}
+          r1: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::None}}}
+          r2:
+            type: OS::Heat::TestResource
+            depends_on: r1
+            properties: {value: {str_split: ['-', {get_attr: [r1, refs]}]}}
+        """))
+    request = ApplyRequest(name="s", template=str(tmp_path / "main.yaml"),
+                           environment=[str(tmp_path / "env.yaml")])
+    pauses = []
+    result = apply_stack(store, request, "test").as_dict()
+    while result["hooks_pending"]:
+        pauses.append(sorted(f"{h['resource']}:{h['hook']}" for h in result["hooks_pending"]))
+        clear_hooks(store, "s")
+        result = apply_stack(store, request, "test").as_dict()
+    assert pauses == [["r0:pre-create", "r1:pre-create"], ["r0:post-create", "r1:post-create"],
+                      ["r2:pre-create"]]
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"].endswith("'list' object has no attribute 'split'")
+    assert statuses(result) == {"r0": "CREATE_COMPLETE", "r1": "CREATE_COMPLETE", "r2": "INIT_COMPLETE"}
+    store.close()
