@@ -439,9 +439,9 @@ def _provider_body(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
 
 
 def _alias(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
-    if step["environment"] is None:
+    registry = (step["environment"] or {}).get("resource_registry") or {}
+    if PROVIDER_TYPE not in registry:  # no provider (an environment of hooks only)
         return _metadata(draw, step, scope)
-    registry = step["environment"]["resource_registry"]
     registry["Diff::Renamed"] = registry.pop(PROVIDER_TYPE)
     for definition in step["template"]["resources"].values():
         if definition["type"] == PROVIDER_TYPE:
