@@ -412,18 +412,19 @@ def _reads(definition: Any) -> set[str]:
 
 def _preview_reads_updated(case: dict[str, Any], hotplay: list[dict[str, Any]],
                            heat: list[dict[str, Any]]) -> bool:
-    # Heat's preview lists a resource that reads an attribute of a resource being
-    # updated as updated, and its update then leaves it as it is (its value did not
+    # Heat's preview lists a resource that reads another resource as updated (or
+    # replaced), and its update then leaves it as it is (what it reads did not
     # change); hotplay's check mode says unchanged.
     differing = _preview_only(hotplay, heat)
     if not differing or not case.get("update"):
         return False
     resources = case["update"]["template"]["resources"]
-    updated = set(heat[1]["preview"]["updated"]) | set(heat[1]["preview"]["replaced"])
     # A nested resource: what its top resource reads reaches it as a parameter.
     return all(
-        pair == ("unchanged", "updated") and _reads(resources.get(path.split("/")[0])) & updated
+        pair in (("unchanged", "updated"), ("unchanged", "replaced"))
+        and _reads(resources.get(path.split("/")[0]))
         and heat[1]["resources"].get(path) == heat[0]["resources"].get(path)
+        and heat[1]["ids"].get(path) == heat[0]["ids"].get(path)
         for path, pair in differing.items())
 
 

@@ -269,8 +269,10 @@ def _run_locked(
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
-        if status == "COMPLETE":
-            settle_hooks(store, failed)
+        if status != "PAUSED":
+            # A failed stack waits at no hook (Heat: CREATE_FAILED, the resource that
+            # was paused stays INIT_COMPLETE): nothing is left to clear.
+            settle_hooks(store, failed, end_stepping=status == "COMPLETE")
         listed = list_resources(store, stack.id, EVERY_LEVEL)
         store.finish_revision(stack.id, revision, status, failed.status_reason, outcome_from(listed))
         if status == "FAILED" and request.rollback_on_failure:

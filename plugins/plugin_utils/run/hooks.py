@@ -63,15 +63,17 @@ def _carry_cleared(store: Store, stack_id: str, old: int, new: int) -> None:
         _carry_cleared(store, child.id, old, new)
 
 
-def settle_hooks(store: Store, stack: StackRecord) -> None:
+def settle_hooks(store: Store, stack: StackRecord, end_stepping: bool = True) -> None:
     """After a run that went to the end: hooks it no longer stopped at (their
-    breakpoint was taken away) are over, and so is stepping."""
+    breakpoint was taken away, or the run failed while they were pending) are
+    over, and so is stepping (``end_stepping``: after a success)."""
     with store.transaction():
         for pending in pending_hooks(store, stack):
             record = pending.record
             store.set_hook(record.stack_id, record.resource_name, record.hook, record.revision,
                            "CLEARED")
-        _set_stepping(store, stack, False)
+        if end_stepping:
+            _set_stepping(store, stack, False)
 
 
 def clear_hooks(store: Store, name: str, resource: str = "*", hooks: Sequence[str] = (),

@@ -799,3 +799,22 @@ def test_a_create_resumed_after_its_hooks_creates_only(tmp_path):
     assert result["stack_status_reason"].endswith("'list' object has no attribute 'split'")
     assert statuses(result) == {"r0": "CREATE_COMPLETE", "r1": "CREATE_COMPLETE", "r2": "INIT_COMPLETE"}
     store.close()
+
+
+def test_a_create_that_fails_while_a_hook_waits_leaves_no_hook_pending(tmp_path):
+    # Differential seed 61, case 995. Heat: r0 fails while r1 waits at pre-create:
+    # CREATE_FAILED, r1 INIT_COMPLETE, nothing left to clear. hotplay reported r1's
+    # hook pending on the failed stack, and a run "resuming" it was an update.
+    store = SqliteStore(str(tmp_path / "store.db"))
+    (tmp_path / "env.yaml").write_text("resource_registry: {resources: {r1: {hooks: [pre-create]}}}\n")
+    (tmp_path / "main.yaml").write_text(textwrap.dedent("""\
+        heat_template_version: 2017-02-24
+        resources:
+          r0: {type: OS::Heat::TestResource, properties: {fail: true}}
+          r1: {type: OS::Heat::RandomString}
+        """))
+    result = apply_stack(store, ApplyRequest(name="s", template=str(tmp_path / "main.yaml"),
+                                             environment=[str(tmp_path / "env.yaml")]), "test").as_dict()
+    assert result["stack_status"] == "CREATE_FAILED" and result["hooks_pending"] == []
+    assert statuses(result) == {"r0": "CREATE_FAILED", "r1": "INIT_COMPLETE"}
+    store.close()
