@@ -127,6 +127,11 @@ def settled(step: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
     theirs = other.get("resources", {}) if other.get("verdict") == "ok" else {}
     waiting += [p for p, st in step["resources"].items()
                 if {st, theirs.get(p)} == {"UPDATE_COMPLETE", "CREATE_COMPLETE"}]
+    # A replacement the failure abandoned before it was made: Heat lists that row,
+    # DELETE_COMPLETE with no physical id, in place of the resource that still
+    # exists (the same every time); whether it got that far is a race too.
+    waiting += [p for s in (step, other) for p, st in s.get("resources", {}).items()
+                if st == "DELETE_COMPLETE" and not s.get("ids", {}).get(p)]
     return {p: st for p, st in step["resources"].items()
             if not any(p == w or p.startswith(w + "/") for w in waiting)}
 
@@ -167,7 +172,7 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
             # A resource that had no physical id (never created: INIT_COMPLETE) and
             # gets one is created, not replaced.
             shown["replaced"] = sorted(p for p, i in step["ids"].items()
-                                       if p in before and before[p] and before[p] != i)
+                                       if p in resources and p in before and before[p] and before[p] != i)
         steps.append(shown)
     return steps
 

@@ -100,7 +100,8 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     blamed = re.search(r"resources\.([^.: \[<]+)|\(in ([^)\s]+)\) is incorrect", reference[index]["error"])
     step = case if index == 0 else case["update"]
     resources = step["template"]["resources"]
-    name = (blamed.group(1) or blamed.group(2)) if blamed else None
+    # "(in r3.Properties.x)": the resource is the first part.
+    name = (blamed.group(1) or blamed.group(2)).split(".")[0] if blamed else None
     if "resource-order" not in keys or name not in resources:
         return first[0], first[1], mine
     # Heat checks references resource by resource in its order, and validates the

@@ -674,15 +674,8 @@ class StackDefinition:
         for prop in values:
             if prop not in declared:
                 raise StackValidationFailed(f"Property error: {path}: Unknown Property {prop}")
-        schemas: dict[str, PropertySchema] = {}
-        for name, spec in declared.items():
-            kind = PROVIDER_PROPERTY_TYPES.get(str(spec.get("type"))) if isinstance(spec, Mapping) else None
-            if kind is not None:
-                required = spec.get("default") is None and name not in self.environment.parameter_defaults
-                schemas[str(name)] = PropertySchema(kind, required=required)
-        holder = type("ProviderProperties", (), {"properties_schema": schemas})
-        converted = {k: _provider_conversion(schemas.get(k), v) for k, v in values.items()}
-        validate_properties(holder, converted, path, partial=True, unchecked=reading)
+        check_provider_properties(declared, values, path, frozenset(self.environment.parameter_defaults),
+                                  reading)
 
     def attribute_names_of(self, name: str) -> frozenset[str] | None:
         """Attributes ``get_attr`` may name on a resource, from its type alone
@@ -732,6 +725,24 @@ class StackDefinition:
 # Heat's ``Schema.from_parameter``: the property type of each parameter type.
 PROVIDER_PROPERTY_TYPES = {"string": "string", "number": "number", "comma_delimited_list": "list",
                            "json": "map", "boolean": "boolean"}
+
+
+def check_provider_properties(declared: Mapping[str, Any], values: Mapping[str, Any], path: str,
+                              defaulted: frozenset[str] | None = None,
+                              reading: frozenset[str] = frozenset()) -> None:
+    """A provider template's parameters are the resource's properties, typed (and,
+    with ``defaulted``, the names given a default by the environment, required) as
+    Heat's ``Properties.schema_from_params`` makes them.  Without ``defaulted``
+    (a resource about to act, its values all known) types only."""
+    schemas: dict[str, PropertySchema] = {}
+    for name, spec in declared.items():
+        kind = PROVIDER_PROPERTY_TYPES.get(str(spec.get("type"))) if isinstance(spec, Mapping) else None
+        if kind is not None:
+            required = defaulted is not None and spec.get("default") is None and name not in defaulted
+            schemas[str(name)] = PropertySchema(kind, required=required)
+    holder = type("ProviderProperties", (), {"properties_schema": schemas})
+    converted = {k: _provider_conversion(schemas.get(k), v) for k, v in values.items()}
+    validate_properties(holder, converted, path, partial=defaulted is not None, unchecked=reading)
 
 
 def _provider_conversion(schema: PropertySchema | None, value: Any) -> Any:

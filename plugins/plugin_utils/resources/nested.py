@@ -225,6 +225,10 @@ class TemplateResource(NestedStackResource):
         for key in values:
             if key not in declared:
                 raise StackValidationFailed(f"Unknown Property {key}", path=path)
+        # Typed as Heat types them (a list read from a group for a string parameter:
+        # "Value must be a string; got []"); imported here: the model imports this.
+        from ..model.definition import check_provider_properties
+        check_provider_properties(declared, values, path)
         return dict(values)
 
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:

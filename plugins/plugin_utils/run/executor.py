@@ -1105,12 +1105,14 @@ def _deleted(handler: Resource, record: ResourceState) -> Outcome:
 
 
 def _read_attributes(snippet: Any) -> None:
-    """Resolve every ``get_attr`` of a snippet, for its errors only."""
+    """Resolve every ``get_attr`` of a snippet, for its errors only.  Heat's node
+    data skips an attribute the resource does not have (InvalidTemplateAttribute)
+    and keeps any other error, which fails the stack."""
     for function in walk_functions(snippet):
         if isinstance(function, GetAtt):
             try:
                 resolve(function)
             except InvalidAttribute:
-                raise
+                continue
             except HotplayError as error:
                 raise _Unresolved(str(error)) from error

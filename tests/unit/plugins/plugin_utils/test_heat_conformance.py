@@ -818,3 +818,29 @@ def test_a_create_that_fails_while_a_hook_waits_leaves_no_hook_pending(tmp_path)
     assert result["stack_status"] == "CREATE_FAILED" and result["hooks_pending"] == []
     assert statuses(result) == {"r0": "CREATE_FAILED", "r1": "INIT_COMPLETE"}
     store.close()
+
+
+def test_a_providers_property_read_from_a_group_is_typed_when_it_acts(stack):
+    # Differential seed 41, case 724. Heat: r3 CREATE_FAILED "Property error: Value
+    # must be a string; got []" (the group has no member: its attribute is []), and
+    # the stack CREATE_FAILED; hotplay passed [] to the nested stack.
+    result = stack.apply("""\
+        heat_template_version: 2021-04-16
+        resources:
+          g:
+            type: OS::Heat::ResourceGroup
+            properties: {count: 0, resource_def: {type: prov.yaml}}
+          r3:
+            type: prov.yaml
+            properties: {x: {get_attr: [g, out]}}
+        """, files={"prov.yaml": """\
+            heat_template_version: 2018-08-31
+            parameters:
+              x: {type: string, default: e}
+            resources:
+              inner: {type: OS::Heat::None}
+            outputs:
+              out: {value: 1}
+            """})
+    assert statuses(result)["r3"] == "CREATE_FAILED"
+    assert result["stack_status_reason"].endswith("Value must be a string; got []")
