@@ -30,6 +30,7 @@ from .base import (
     register_template_type,
 )
 from .runtime import PROJECT_ID, Declared, RuntimeContext
+from .properties import check_provider_properties
 
 
 class NestedStackResource(Resource):
@@ -226,8 +227,7 @@ class TemplateResource(NestedStackResource):
             if key not in declared:
                 raise StackValidationFailed(f"Unknown Property {key}", path=path)
         # Typed as Heat types them (a list read from a group for a string parameter:
-        # "Value must be a string; got []"); imported here: the model imports this.
-        from ..model.definition import check_provider_properties
+        # "Value must be a string; got []").
         check_provider_properties(declared, values, path)
         return dict(values)
 

@@ -413,3 +413,41 @@ _CONSTRAINT_CHECKS = {
     "allowed_pattern": _check_pattern,
     "allowed_values": _check_allowed,
 }
+
+
+# -- a provider template's parameters as properties -------------------------------
+# Heat's ``Schema.from_parameter``: the property type of each parameter type.
+PROVIDER_PROPERTY_TYPES = {"string": "string", "number": "number", "comma_delimited_list": "list",
+                           "json": "map", "boolean": "boolean"}
+
+
+def check_provider_properties(declared: Mapping[str, Any], values: Mapping[str, Any], path: str,
+                              defaulted: frozenset[str] | None = None,
+                              reading: frozenset[str] = frozenset()) -> None:
+    """A provider template's parameters are the resource's properties, typed (and,
+    with ``defaulted``, the names given a default by the environment, required) as
+    Heat's ``Properties.schema_from_params`` makes them.  Without ``defaulted``
+    (a resource about to act, its values all known) types only."""
+    schemas: dict[str, PropertySchema] = {}
+    for name, spec in declared.items():
+        kind = PROVIDER_PROPERTY_TYPES.get(str(spec.get("type"))) if isinstance(spec, Mapping) else None
+        if kind is not None:
+            required = defaulted is not None and spec.get("default") is None and name not in defaulted
+            schemas[str(name)] = PropertySchema(kind, required=required)
+    holder = type("ProviderProperties", (), {"properties_schema": schemas})
+    converted = {k: provider_conversion(schemas.get(k), v) for k, v in values.items()}
+    validate_properties(holder, converted, path, partial=defaulted is not None, unchecked=reading)
+
+
+def provider_conversion(schema: PropertySchema | None, value: Any) -> Any:
+    """Heat's ``allow_conversion`` of parameter-made properties: a list may be given
+    as comma-separated text, a ``json`` value as text or a list (checked by the
+    nested stack's parameter)."""
+    if schema is None or value is UNKNOWN:
+        return value
+    if schema.type == "list" and isinstance(value, str):
+        return value.split(",") if value else []  # no stripping (Heat 27)
+    if schema.type == "map" and (isinstance(value, str) or (
+            isinstance(value, (list, tuple)))):
+        return {}
+    return value

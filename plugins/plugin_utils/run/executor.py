@@ -545,7 +545,7 @@ class StackRun:
             return
         if self.options.restore and self._swap_back(defn, handler, record, properties):
             return
-        if new:
+        if record is None or is_new(record):  # new, spelled out for the type checker
             self._create(defn, handler, properties)
             self._hook_point(defn, self.records.get(defn.name), "create", "post")
             return
