@@ -18,6 +18,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine i
     ApplyRequest,
     apply_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 
@@ -38,6 +39,22 @@ def stack(tmp_path: Path):
             with pytest.raises(HotplayError) as caught:
                 self.apply(text, files, **request)
             return str(caught.value)
+
+        def with_hooks(self, registry: str) -> list[str]:
+            """An environment whose ``resources`` entries are ``registry``."""
+            (tmp_path / "hooks.yaml").write_text(f"resource_registry: {{resources: {registry}}}\n")
+            return [str(tmp_path / "hooks.yaml")]
+
+        def through_hooks(self, text: str, **request: Any) -> tuple[dict[str, Any], list[list[str]]]:
+            """Apply, clearing every pending hook (as stack_hook does) and applying
+            again until none is pending: the result, and where it stopped."""
+            pauses: list[list[str]] = []
+            result = self.apply(text, **request)
+            while result["hooks_pending"]:
+                pauses.append(sorted(f"{h['resource']}:{h['hook']}" for h in result["hooks_pending"]))
+                clear_hooks(store, "s")
+                result = self.apply(text, **request)
+            return result, pauses
 
     yield Stack()
     store.close()
@@ -692,39 +709,25 @@ def test_a_value_whose_create_failed_on_its_type_still_gives_its_value(stack):
     assert result["outputs"]["o"] == []
 
 
-def test_a_pre_update_hook_stops_an_update_at_a_resource_it_leaves_alone(tmp_path):
+def test_a_pre_update_hook_stops_an_update_at_a_resource_it_leaves_alone(stack):
     # Heat 27.0.1: an update with a pre-update hook on r0, which the update does not
     # change, pauses there ("UPDATE paused until Hook pre-update is cleared"); once
     # cleared, r0 stays CREATE_COMPLETE (no post-update stop). A resource the update
     # creates does not stop at pre-update.
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
-
-    store = SqliteStore(str(tmp_path / "store.db"))
-    hooks = "[pre-update, post-update]"
-    (tmp_path / "env.yaml").write_text(
-        f"resource_registry: {{resources: {{r0: {{hooks: {hooks}}}, added: {{hooks: [pre-update]}}}}}}\n")
+    hooks = stack.with_hooks("{r0: {hooks: [pre-update, post-update]}, added: {hooks: [pre-update]}}")
     text = """\
         heat_template_version: 2016-10-14
         resources:
           r0: {type: OS::Heat::None}
           r1: {type: OS::Heat::TestResource, depends_on: r0, properties: {value: %s}}
         """
-    (tmp_path / "a.yaml").write_text(textwrap.dedent(text % "a"))
-    (tmp_path / "b.yaml").write_text(textwrap.dedent(text % "b") + "  added: {type: OS::Heat::None, depends_on: r1}\n")
-
-    def apply(template: str) -> dict[str, Any]:
-        return apply_stack(store, ApplyRequest(name="s", template=str(tmp_path / template),
-                                               environment=[str(tmp_path / "env.yaml")]), "test").as_dict()
-
-    apply("a.yaml")
-    paused = apply("b.yaml")
-    assert paused["hooks_pending"] == [{"resource": "r0", "hook": "pre-update"}]
+    stack.apply(text % "a", environment=hooks)
+    changed = text % "b" + "  added: {type: OS::Heat::None, depends_on: r1}\n"
+    paused = stack.apply(changed, environment=hooks)
     assert statuses(paused)["r1"] == "CREATE_COMPLETE"  # waits for r0
-    clear_hooks(store, "s")
-    done = apply("b.yaml")
-    assert done["hooks_pending"] == [] and done["stack_status"] == "UPDATE_COMPLETE"
+    done, pauses = stack.through_hooks(changed, environment=hooks)
+    assert pauses == [["r0:pre-update"]] and done["stack_status"] == "UPDATE_COMPLETE"
     assert statuses(done) == {"r0": "CREATE_COMPLETE", "r1": "UPDATE_COMPLETE", "added": "CREATE_COMPLETE"}
-    store.close()
 
 
 def test_a_none_reading_a_missing_group_member_fails_the_stack(stack):
@@ -765,17 +768,13 @@ def test_a_groups_count_is_checked_before_its_index_var(stack):
     assert message.endswith("resources.g.properties.count: -2 is out of range (min: 0, max: None)")
 
 
-def test_a_create_resumed_after_its_hooks_creates_only(tmp_path):
+def test_a_create_resumed_after_its_hooks_creates_only(stack):
     # Differential (hooks in the create). Heat: pre-create on r0 and r1, cleared,
     # then post-create, cleared: CREATE_COMPLETE, r1 (a group: a nested stack)
     # CREATE_COMPLETE; hotplay left r1 UPDATE_COMPLETE (a routine nested update).
     # A resource whose property fails stops at pre-create first (Heat resolves the
     # properties after the hook), then fails the stack bare.
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import clear_hooks
-
-    store = SqliteStore(str(tmp_path / "store.db"))
-    (tmp_path / "env.yaml").write_text("resource_registry: {resources: {'*': {hooks: [pre-create, post-create]}}}\n")
-    (tmp_path / "main.yaml").write_text(textwrap.dedent("""\
+    result, pauses = stack.through_hooks("""\
         heat_template_version: 2018-08-31
         resources:
           r0: {type: OS::Heat::Value, properties: {value: ''}}
@@ -784,40 +783,26 @@ def test_a_create_resumed_after_its_hooks_creates_only(tmp_path):
             type: OS::Heat::TestResource
             depends_on: r1
             properties: {value: {str_split: ['-', {get_attr: [r1, refs]}]}}
-        """))
-    request = ApplyRequest(name="s", template=str(tmp_path / "main.yaml"),
-                           environment=[str(tmp_path / "env.yaml")])
-    pauses = []
-    result = apply_stack(store, request, "test").as_dict()
-    while result["hooks_pending"]:
-        pauses.append(sorted(f"{h['resource']}:{h['hook']}" for h in result["hooks_pending"]))
-        clear_hooks(store, "s")
-        result = apply_stack(store, request, "test").as_dict()
+        """, environment=stack.with_hooks("{'*': {hooks: [pre-create, post-create]}}"))
     assert pauses == [["r0:pre-create", "r1:pre-create"], ["r0:post-create", "r1:post-create"],
                       ["r2:pre-create"]]
     assert result["stack_status"] == "CREATE_FAILED"
     assert result["stack_status_reason"].endswith("'list' object has no attribute 'split'")
     assert statuses(result) == {"r0": "CREATE_COMPLETE", "r1": "CREATE_COMPLETE", "r2": "INIT_COMPLETE"}
-    store.close()
 
 
-def test_a_create_that_fails_while_a_hook_waits_leaves_no_hook_pending(tmp_path):
+def test_a_create_that_fails_while_a_hook_waits_leaves_no_hook_pending(stack):
     # Differential seed 61, case 995. Heat: r0 fails while r1 waits at pre-create:
     # CREATE_FAILED, r1 INIT_COMPLETE, nothing left to clear. hotplay reported r1's
     # hook pending on the failed stack, and a run "resuming" it was an update.
-    store = SqliteStore(str(tmp_path / "store.db"))
-    (tmp_path / "env.yaml").write_text("resource_registry: {resources: {r1: {hooks: [pre-create]}}}\n")
-    (tmp_path / "main.yaml").write_text(textwrap.dedent("""\
+    result = stack.apply("""\
         heat_template_version: 2017-02-24
         resources:
           r0: {type: OS::Heat::TestResource, properties: {fail: true}}
           r1: {type: OS::Heat::RandomString}
-        """))
-    result = apply_stack(store, ApplyRequest(name="s", template=str(tmp_path / "main.yaml"),
-                                             environment=[str(tmp_path / "env.yaml")]), "test").as_dict()
+        """, environment=stack.with_hooks("{r1: {hooks: [pre-create]}}"))
     assert result["stack_status"] == "CREATE_FAILED" and result["hooks_pending"] == []
     assert statuses(result) == {"r0": "CREATE_FAILED", "r1": "INIT_COMPLETE"}
-    store.close()
 
 
 def test_a_providers_property_read_from_a_group_is_typed_when_it_acts(stack):
