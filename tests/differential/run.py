@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 from compare import differences, documented_keys, verdict  # noqa: E402
 from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
-from sides import HeatSide, HotplaySide, run_playbook  # noqa: E402
+from sides import HeatSide, HotplaySide, has_hooks, run_playbook  # noqa: E402
 
 REPO = HERE.parents[1]
 
@@ -73,15 +73,6 @@ def run_cases(cases: list[dict[str, Any]], endpoint: str, playbook_every: int = 
                 outcomes.append(dict(outcome, verdict=found, differences=diffs, hotplay=played,
                                      side="ansible-playbook"))
     return outcomes
-
-
-def has_hooks(case: dict[str, Any]) -> bool:
-    """Whether a step's environment sets breakpoints (they are cleared in-process)."""
-    for step in [case] + ([case["update"]] if case.get("update") else []):
-        entries = ((step.get("environment") or {}).get("resource_registry") or {}).get("resources") or {}
-        if any(isinstance(entry, dict) and "hooks" in entry for entry in entries.values()):
-            return True
-    return False
 
 
 def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[str, Any]],

@@ -52,6 +52,15 @@ def write_step(folder: Path, step: dict[str, Any]) -> tuple[Path, list[str]]:
     return template, environments
 
 
+def has_hooks(case: dict[str, Any]) -> bool:
+    """Whether a step's environment sets breakpoints (they are cleared in-process)."""
+    for step in steps(case):
+        entries = ((step.get("environment") or {}).get("resource_registry") or {}).get("resources") or {}
+        if any(isinstance(entry, dict) and "hooks" in entry for entry in entries.values()):
+            return True
+    return False
+
+
 def steps(case: dict[str, Any]) -> list[dict[str, Any]]:
     return [case] + ([case["update"]] if case.get("update") else [])
 
@@ -187,6 +196,7 @@ class HeatSide:
         name = stack_name()
         stack_id = ""
         observed: list[dict[str, Any]] = []
+        hooked = has_hooks(case)
         try:
             for index, step in enumerate(steps(case)):
                 fields = heat_fields(step)
@@ -201,7 +211,11 @@ class HeatSide:
                     if index == 0:
                         break
                     continue
-                shown, pauses = self.settle(name, stack_id, "CREATE" if index == 0 else "UPDATE")
+                action = "CREATE" if index == 0 else "UPDATE"
+                # Only a case with breakpoints can stand still at one: the others wait
+                # on the stack's status alone.
+                shown, pauses = (self.settle(name, stack_id, action) if hooked
+                                 else (client.wait(name, stack_id, action), []))
                 observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {})
                                 | ({"pauses": pauses} if pauses else {}))
         finally:
@@ -257,7 +271,8 @@ class HeatSide:
                 break
             time.sleep(0.2)
             listed = self.client.resources(name, stack_id, NESTED_DEPTH)
-        listed = self.replacements(name, stack_id, listed)
+        if str(shown["stack_status"]).startswith("UPDATE"):  # a create replaces nothing
+            listed = self.replacements(name, stack_id, listed)
         paths = resource_paths(stack_id, listed)
         outputs: dict[str, Any] = {}
         for output in shown.get("outputs") or []:

@@ -25,7 +25,8 @@ sys.path.insert(0, str(HERE))
 
 from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
-from run import has_hooks, run_cases  # noqa: E402
+from run import run_cases  # noqa: E402
+from sides import has_hooks  # noqa: E402
 
 CASES = int(os.environ.get("HOTPLAY_DIFFERENTIAL_SHORT", "50"))
 SEED = int(os.environ.get("HOTPLAY_DIFFERENTIAL_SEED", "17"))
