@@ -78,32 +78,23 @@ def run_cases(cases: list[dict[str, Any]], endpoint: str, playbook_every: int = 
 def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[str, Any]],
                   reference: list[dict[str, Any]], keys: frozenset[str],
                   first: tuple[str, list[Any]]) -> tuple[str, list[Any], list[dict[str, Any]]]:
-    """Both refused, each naming another resource: Heat validates independent
-    resources in the order of a Python set (stack_defn.enabled_rsrc_names: random
-    per Heat process), hotplay in template order.  Put the resource Heat named first
-    (after what it needs) and ask hotplay again: the same error then is no divergence."""
+    """Both refused, each naming another problem: Heat validates independent
+    resources, then outputs, in the order of a Python set (stack_defn's
+    enabled_rsrc_names and enabled_output_names: random per Heat process), hotplay
+    in template order.  Put first the resource Heat named (after what it needs), or,
+    when its error names none, each resource and each output in turn, and ask hotplay
+    again: the same error then is no divergence."""
     index = len(reference) - 1
-    if index < 0 or len(mine) != len(reference) or not all(
+    if index < 0 or "resource-order" not in keys or len(mine) != len(reference) or not all(
             s["verdict"] == "refused" for s in (mine[index], reference[index])):
         return first[0], first[1], mine
-    # Heat names the resource in the place ("resources.r1.properties") or, for a
-    # reference to a resource that does not exist, in brackets ("(in r1)").
-    blamed = re.search(r"resources\.([^.: \[<]+)|\(in ([^)\s]+)\) is incorrect", reference[index]["error"])
     step = case if index == 0 else case["update"]
-    resources = step["template"]["resources"]
-    # "(in r3.Properties.x)": the resource is the first part.
-    name = (blamed.group(1) or blamed.group(2)).split(".")[0] if blamed else None
-    if "resource-order" not in keys or name not in resources:
-        return first[0], first[1], mine
-    # Heat checks references resource by resource in its order, and validates the
-    # first ready resource each time: the one it named comes first, alone or after
-    # what it needs.
-    fronts = [[name]] + ([[*needed_by(resources, name), name]] if needed_by(resources, name) else [])
-    for front in fronts:
+    for section, front in _fronts(step["template"], reference[index]["error"]):
         reordered = copy.deepcopy(case)
         target = reordered if index == 0 else reordered["update"]
-        target["template"]["resources"] = {**{n: resources[n] for n in front}, **{
-            n: r for n, r in resources.items() if n not in front}}
+        entries = step["template"][section]
+        target["template"][section] = {**{n: entries[n] for n in front}, **{
+            n: e for n, e in entries.items() if n not in front}}
         again = hotplay.run(reordered)
         found, diffs = verdict(reordered, again, reference, keys)
         if found == "same":
@@ -113,13 +104,39 @@ def recheck_order(hotplay: HotplaySide, case: dict[str, Any], mine: list[dict[st
     return first[0], first[1], mine
 
 
-def needed_by(resources: dict[str, Any], name: str) -> list[str]:
+def _fronts(template: dict[str, Any], error: str) -> list[tuple[str, list[str]]]:
+    """The orders to try: (section, names to put first)."""
+    if not isinstance(template, dict):
+        return []
+    resources, outputs = template.get("resources"), template.get("outputs")
+    resources = resources if isinstance(resources, dict) else {}
+    outputs = outputs if isinstance(outputs, dict) else {}
+    # Heat names the resource in the place ("resources.r1.properties") or, for a
+    # reference to a resource that does not exist, in brackets ("(in r1)"; "(in
+    # r3.Properties.x)": the resource is the first part).  A reference from an
+    # output is "(in unknown)": no resource to put first.
+    blamed = re.search(r"resources\.([^.: \[<]+)|\(in ([^)\s]+)\) is incorrect", error)
+    name = (blamed.group(1) or blamed.group(2)).split(".")[0] if blamed else None
+    named = [name] if name in resources else list(resources)
+    fronts = []
+    conditions = template.get("conditions")
+    for place, each in enumerate(named):
+        if place or each == name:  # the first one is first already
+            fronts.append(("resources", [each]))
+        if needed := needed_by(resources, each, conditions):
+            fronts.append(("resources", [*needed, each]))
+    if name not in resources and len(outputs) > 1:
+        fronts += [("outputs", [output]) for output in list(outputs)[1:]]
+    return fronts
+
+
+def needed_by(resources: dict[str, Any], name: str, conditions: Any = None) -> list[str]:
     """The resources ``name`` needs (depends_on, get_resource, get_attr), at any
     depth, each after what it needs itself."""
     found: list[str] = []
 
     def visit(current: str, path: tuple[str, ...]) -> None:
-        for needed in _references(resources.get(current)):
+        for needed in _references(resources.get(current), conditions):
             if needed in resources and needed not in found and needed not in path and needed != name:
                 visit(needed, path + (needed,))
                 found.append(needed)
@@ -128,7 +145,7 @@ def needed_by(resources: dict[str, Any], name: str) -> list[str]:
     return found
 
 
-def _references(definition: Any) -> list[str]:
+def _references(definition: Any, conditions: Any = None) -> list[str]:
     if not isinstance(definition, dict):
         return []
     depends = definition.get("depends_on") or []
@@ -141,14 +158,27 @@ def _references(definition: Any) -> list[str]:
             target = value.get("get_attr")
             if isinstance(target, list) and target and isinstance(target[0], str):
                 names.append(target[0])
-            for item in value.values():
-                walk(item)
+            for key, item in value.items():
+                walk(_kept_branch(item, conditions) if key == "if" else item)
         elif isinstance(value, list):
             for item in value:
                 walk(item)
 
     walk([definition.get("properties"), definition.get("metadata")])
     return names
+
+
+def _kept_branch(arguments: Any, conditions: Any) -> Any:
+    """An ``if`` is a macro: Heat reads only the branch its condition keeps.  Known
+    here when the condition is a boolean or names one; otherwise both branches."""
+    if not isinstance(arguments, list) or len(arguments) not in (2, 3):
+        return arguments
+    condition = arguments[0]
+    if isinstance(condition, str) and isinstance(conditions, dict):
+        condition = conditions.get(condition)
+    if not isinstance(condition, bool):
+        return arguments[1:]
+    return arguments[1] if condition else arguments[2:]
 
 
 def summary(outcomes: list[dict[str, Any]], seconds: float) -> str:

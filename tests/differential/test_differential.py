@@ -53,9 +53,9 @@ def endpoint():
 
 def divergent(outcomes: list[dict]) -> list[str]:
     """The cases where hotplay and Heat disagree in a way docs/heat-differences.md
-    does not list.  Which of several invalid resources Heat names depends on its hash
-    seed (a Python set's order, drawn anew in each Heat process): run_cases asks
-    hotplay again with the resource Heat named first, and only the same answer then
+    does not list.  Which of several invalid resources or outputs Heat names depends
+    on its hash seed (a Python set's order, drawn anew in each Heat process): run_cases
+    asks hotplay again in Heat's order (recheck_order), and only the same answer then
     is forgiven (tester key resource-order); no other error text is."""
     return [json.dumps({k: o[k] for k in ("index", "side", "differences", "case", "hotplay", "heat")},
                        default=str)
