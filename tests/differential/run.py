@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 from compare import differences, documented_keys, verdict  # noqa: E402
 from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
+from reading import references  # noqa: E402
 from sides import HeatSide, HotplaySide, has_hooks, run_playbook  # noqa: E402
 
 REPO = HERE.parents[1]
@@ -136,49 +137,13 @@ def needed_by(resources: dict[str, Any], name: str, conditions: Any = None) -> l
     found: list[str] = []
 
     def visit(current: str, path: tuple[str, ...]) -> None:
-        for needed in _references(resources.get(current), conditions):
+        for needed in references(resources.get(current), conditions):
             if needed in resources and needed not in found and needed not in path and needed != name:
                 visit(needed, path + (needed,))
                 found.append(needed)
 
     visit(name, (name,))
     return found
-
-
-def _references(definition: Any, conditions: Any = None) -> list[str]:
-    if not isinstance(definition, dict):
-        return []
-    depends = definition.get("depends_on") or []
-    names = [depends] if isinstance(depends, str) else [n for n in depends if isinstance(n, str)]
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if isinstance(value.get("get_resource"), str):
-                names.append(value["get_resource"])
-            target = value.get("get_attr")
-            if isinstance(target, list) and target and isinstance(target[0], str):
-                names.append(target[0])
-            for key, item in value.items():
-                walk(_kept_branch(item, conditions) if key == "if" else item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk([definition.get("properties"), definition.get("metadata")])
-    return names
-
-
-def _kept_branch(arguments: Any, conditions: Any) -> Any:
-    """An ``if`` is a macro: Heat reads only the branch its condition keeps.  Known
-    here when the condition is a boolean or names one; otherwise both branches."""
-    if not isinstance(arguments, list) or len(arguments) not in (2, 3):
-        return arguments
-    condition = arguments[0]
-    if isinstance(condition, str) and isinstance(conditions, dict):
-        condition = conditions.get(condition)
-    if not isinstance(condition, bool):
-        return arguments[1:]
-    return arguments[1] if condition else arguments[2:]
 
 
 def summary(outcomes: list[dict[str, Any]], seconds: float) -> str:

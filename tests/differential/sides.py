@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from heat_peer import HeatClient, HeatError, stack_name
+from reading import dependency_pairs
 
 NESTED_DEPTH = 3
 # Heat's preview-update categories (resource_changes), check mode's plan keys too.
@@ -100,7 +101,8 @@ class HotplaySide:
                     break
                 continue
             observed.append(from_hotplay(result) | ({"preview": preview} if preview else {})
-                            | ({"pauses": pauses} if pauses else {}))
+                            | ({"pauses": pauses} if pauses else {})
+                            | {"needs": [list(pair) for pair in dependency_pairs(step["template"])]})
         return observed
 
     def apply(self, request: Any) -> tuple[dict[str, Any], list[list[str]]]:
@@ -142,8 +144,21 @@ def from_hotplay(result: dict[str, Any]) -> dict[str, Any]:
             "reasons": {r["name"]: r["status_reason"] for r in result["resources"]},
             "ids": {r["name"]: r["physical_id"] for r in result["resources"]},
             "outputs": outputs, "changed": result["changed"],
+            "events": top_events(result.get("events") or [], result.get("stack_id")),
             # The task's failure message (a refusal that left the stack as it was).
             "message": str(result.get("msg", "")) if result.get("failed") else ""}
+
+
+def top_events(events: list[dict[str, Any]], stack_id: Any) -> list[list[str]]:
+    """``[resource, "ACTION_STATUS"]`` for each event of the stack's own resources,
+    in order; the stack's own events under ``""``."""
+    return [["" if e["physical_id"] == stack_id else e["resource_name"], f"{e['action']}_{e['status']}"]
+            for e in events if not e.get("parent")]
+
+
+def heat_top_events(events: list[dict[str, Any]], stack_id: str) -> list[list[str]]:
+    return [["" if e["physical_resource_id"] == stack_id else e["resource_name"], e["resource_status"]]
+            for e in events]
 
 
 def refusal(message: str) -> dict[str, Any]:
@@ -197,6 +212,7 @@ class HeatSide:
         stack_id = ""
         observed: list[dict[str, Any]] = []
         hooked = has_hooks(case)
+        seen = 0  # Heat's events of the earlier steps
         try:
             for index, step in enumerate(steps(case)):
                 fields = heat_fields(step)
@@ -217,7 +233,12 @@ class HeatSide:
                 shown, pauses = (self.settle(name, stack_id, action) if hooked
                                  else (client.wait(name, stack_id, action), []))
                 observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {})
-                                | ({"pauses": pauses} if pauses else {}))
+                                | ({"pauses": pauses} if pauses else {})
+                                | {"needs": [list(pair) for pair in dependency_pairs(step["template"])]})
+                if not hooked:  # with breakpoints, the events of one step are not compared
+                    events = client.events(name, stack_id)
+                    observed[-1]["events"] = heat_top_events(events[seen:], stack_id)
+                    seen = len(events)
         finally:
             if stack_id:
                 client.delete(name, stack_id)

@@ -227,3 +227,64 @@ def test_heats_preview_of_a_reader_of_an_updated_resource_is_forgiven():
 def test_a_preview_that_misses_a_deletion_is_a_divergence():
     case, hotplay, heat = _previewed({"updated": ["r1"], "unchanged": ["r2"]}, {"updated": ["r1"], "deleted": ["r2"]})
     assert verdict(case, hotplay, heat, documented_keys())[0] == "diverged"
+
+
+def _never_created(hotplay_preview, heat_preview):
+    """A failed create never started the provider r2 (INIT_COMPLETE on both sides)."""
+    empty = {k: [] for k in ("added", "deleted", "replaced", "updated", "unchanged")}
+    first = dict(ok(status="CREATE_FAILED", ids={"r1": "1111111111111111", "r2": ""}),
+                 resources={"r1": "CREATE_FAILED", "r2": "INIT_COMPLETE"})
+    second = dict(first, stack_status="UPDATE_FAILED")
+    return ([first, dict(second, preview={**empty, **hotplay_preview})],
+            [first, dict(second, preview={**empty, **heat_preview})])
+
+
+def test_the_nested_resources_of_a_provider_never_created_are_added():
+    # Seed 41, case 231: Heat's preview listed r2 updated and nothing inside it.
+    hotplay, heat = _never_created({"added": ["r2", "r2/inner"], "replaced": ["r1"]},
+                                   {"updated": ["r2"], "replaced": ["r1"]})
+    assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:preview-not-created"
+
+
+def test_a_nested_resource_added_under_a_resource_that_exists_is_a_divergence():
+    hotplay, heat = _never_created({"added": ["r1/inner"], "updated": ["r2"]}, {"updated": ["r2"]})
+    assert verdict(CASE, hotplay, heat, documented_keys())[0] == "diverged"
+
+
+def _with_events(events, status="CREATE_COMPLETE"):
+    step = dict(ok(status=status, ids={"r0": "0000000000000000", "r1": "1111111111111111"}),
+                needs=[["r0", "r1"]])
+    return [dict(step, events=events)]
+
+
+DEPENDENCY_FIRST = [["", "CREATE_IN_PROGRESS"], ["r0", "CREATE_IN_PROGRESS"], ["r0", "CREATE_COMPLETE"],
+                    ["r1", "CREATE_IN_PROGRESS"], ["r1", "CREATE_COMPLETE"], ["", "CREATE_COMPLETE"]]
+
+
+def test_a_resource_started_before_what_it_needs_is_done_is_a_divergence():
+    early = [["", "CREATE_IN_PROGRESS"], ["r0", "CREATE_IN_PROGRESS"], ["r1", "CREATE_IN_PROGRESS"],
+             ["r0", "CREATE_COMPLETE"], ["r1", "CREATE_COMPLETE"], ["", "CREATE_COMPLETE"]]
+    found, diffs = verdict(CASE, _with_events(early), _with_events(DEPENDENCY_FIRST), documented_keys())
+    assert found == "diverged" and diffs[0][0] == "step0.events"
+
+
+def test_independent_resources_may_interleave_in_any_order():
+    mine = _with_events(DEPENDENCY_FIRST)
+    mine[0]["needs"] = []
+    theirs = _with_events([DEPENDENCY_FIRST[0], DEPENDENCY_FIRST[3], DEPENDENCY_FIRST[1], DEPENDENCY_FIRST[4],
+                           DEPENDENCY_FIRST[2], DEPENDENCY_FIRST[5]])
+    theirs[0]["needs"] = []
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "same"
+
+
+def test_a_resource_with_an_event_more_is_a_divergence():
+    more = DEPENDENCY_FIRST[:3] + [["r0", "UPDATE_IN_PROGRESS"]] + DEPENDENCY_FIRST[3:]
+    assert verdict(CASE, _with_events(more), _with_events(DEPENDENCY_FIRST), documented_keys())[0] == "diverged"
+
+
+def test_the_events_of_a_failed_step_are_not_compared():
+    # What was still running when a resource failed is cancelled at a moment timing
+    # decides; Heat then writes no event for it.
+    cut = DEPENDENCY_FIRST[:3] + [["", "CREATE_FAILED"]]
+    assert verdict(CASE, _with_events(DEPENDENCY_FIRST, "CREATE_FAILED"), _with_events(cut, "CREATE_FAILED"),
+                   documented_keys())[0] == "same"

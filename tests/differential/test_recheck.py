@@ -76,3 +76,15 @@ def test_a_resource_heat_named_comes_first_after_only_what_it_reads():
 def test_an_error_naming_no_resource_tries_each_resource_and_each_later_output():
     fronts = _fronts(OUTPUTS_CASE["template"], "The Referenced Attribute (r3 nope) is incorrect.")
     assert fronts == [("resources", ["r3"]), ("outputs", ["o1"]), ("outputs", ["o2"])]
+
+
+def test_the_dependencies_compared_in_events_are_the_certain_ones():
+    from reading import dependency_pairs
+
+    template = {"conditions": {"on": True, "asked": {"equals": [{"get_param": "p"}, "x"]}}, "resources": {
+        "a": {"type": "OS::Heat::None"},
+        "b": {"type": "OS::Heat::None", "depends_on": ["a"]},
+        "c": {"type": "OS::Heat::None", "properties": {"x": {"if": ["on", {"get_attr": ["b", "x"]}, "n"]}}},
+        "d": {"type": "OS::Heat::None", "properties": {"x": {"if": ["asked", {"get_resource": "a"}, "n"]}}},
+        "e": {"type": "OS::Heat::None", "metadata": {"m": {"get_resource": "gone"}}}}}
+    assert dependency_pairs(template) == [("a", "b"), ("b", "c")]
