@@ -35,7 +35,7 @@ from compare import differences, documented_keys, verdict  # noqa: E402
 from cases import generate  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
 from reading import references  # noqa: E402
-from sides import HeatSide, HotplaySide, has_hooks, run_playbook  # noqa: E402
+from sides import HeatSide, HotplaySide, run_playbook  # noqa: E402
 
 REPO = HERE.parents[1]
 
@@ -62,8 +62,7 @@ def run_cases(cases: list[dict[str, Any]], endpoint: str, playbook_every: int = 
             if progress and (index + 1) % 100 == 0:
                 print(f"{index + 1} cases, {sum(o['verdict'] == 'diverged' for o in outcomes)} "
                       "divergent", file=sys.stderr, flush=True)
-            # A case with breakpoints pauses there: its hooks are cleared in-process only.
-            if playbook_every and index % playbook_every == 0 and not has_hooks(case):
+            if playbook_every and index % playbook_every == 0:
                 played = run_playbook(case, scratch / str(index), REPO / ".venv" / "bin",
                                       REPO / ".build" / "installed")
                 found, diffs = verdict(case, played, reference, keys)

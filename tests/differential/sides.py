@@ -167,20 +167,29 @@ def refusal(message: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------- ansible
 def run_playbook(case: dict[str, Any], folder: Path, bin_dir: Path, collections: Path) -> list[dict[str, Any]]:
-    """The same case through real ``ansible-playbook`` and the installed collection."""
+    """The same case through real ``ansible-playbook`` and the installed collection.
+    A step that pauses at hooks goes on as an operator's play does: a
+    ``stack_hook`` task clears them and the same stack task runs again."""
+    store = f"sqlite:///{folder / 'store.db'}"
     tasks: list[dict[str, Any]] = []
+    names: list[list[str]] = []
     for index, step in enumerate(steps(case)):
         template, environments = write_step(folder / str(index), step)
-        tasks.append({"hotplay.stacks.stack": {
-            "name": "case", "template": str(template), "environment": environments,
-            "parameters": step["parameters"], "nested_depth": NESTED_DEPTH,
-            "store": f"sqlite:///{folder / 'store.db'}"}, "register": f"step{index}",
-            "ignore_errors": True})
+        stack = {"name": "case", "template": str(template), "environment": environments,
+                 "parameters": step["parameters"], "nested_depth": NESTED_DEPTH, "store": store}
+        runs = [f"step{index}_{attempt}" for attempt in range(MAX_PAUSES + 1)]
+        names.append(runs)
+        tasks.append({"hotplay.stacks.stack": stack, "register": runs[0], "ignore_errors": True})
+        for earlier, run in zip(runs, runs[1:]):
+            paused = f"{earlier}.hooks_pending | default([]) | length > 0"
+            tasks.append({"hotplay.stacks.stack_hook": {"name": "case", "action": "clear", "store": store},
+                          "when": paused})
+            tasks.append({"hotplay.stacks.stack": stack, "register": run, "ignore_errors": True,
+                          "when": paused})
     dump = folder / "results.json"
-    names = [f"step{i}" for i in range(len(tasks))]
-    tasks.append({"ansible.builtin.copy": {
-        "dest": str(dump), "mode": "0600",
-        "content": "{{ [" + ", ".join(f"{n} | default(None)" for n in names) + "] | to_json }}"}})
+    every = ", ".join("[" + ", ".join(f"{n} | default(None)" for n in runs) + "]" for runs in names)
+    tasks.append({"ansible.builtin.copy": {"dest": str(dump), "mode": "0600",
+                                           "content": "{{ [" + every + "] | to_json }}"}})
     playbook = folder / "play.yml"
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "ANSIBLE_COLLECTIONS_PATH": str(collections),
@@ -189,11 +198,16 @@ def run_playbook(case: dict[str, Any], folder: Path, bin_dir: Path, collections:
     subprocess.run([str(bin_dir / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
                    env=env, capture_output=True, text=True, timeout=300, check=False)
     observed: list[dict[str, Any]] = []
-    for result in json.loads(dump.read_text()):
-        if result is None:
+    for runs in json.loads(dump.read_text()):
+        ran = [r for r in runs if r is not None and not r.get("skipped")]
+        if not ran:
             break
+        result = ran[-1]
         observed.append(from_hotplay(result) if not result.get("failed") or "stack_status" in result
                         else refusal(str(result.get("msg", ""))))
+        pauses = [sorted(f"{h['resource']}:{h['hook']}" for h in r["hooks_pending"]) for r in ran[:-1]]
+        if pauses:
+            observed[-1]["pauses"] = pauses
         if observed[-1]["verdict"] == "refused" and len(observed) == 1:
             break
     return observed
