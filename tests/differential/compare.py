@@ -382,13 +382,16 @@ def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
             s["verdict"] != "ok" for s in hotplay + heat):
         return False
     mine, theirs = view(hotplay, heat)[1], view(heat, hotplay)[1]
-    if {k: v for k, v in mine.items() if k not in ("resources", "preview")} != {
-            k: v for k, v in theirs.items() if k not in ("resources", "preview")}:
+    if {k: v for k, v in mine.items() if k not in ("resources", "preview", "events")} != {
+            k: v for k, v in theirs.items() if k not in ("resources", "preview", "events")}:
         return False
     before = case["template"].get("resources") or {}
     after = case["update"]["template"].get("resources") or {}
     differing = {p for p in set(mine["resources"]) | set(theirs["resources"])
                  if mine["resources"].get(p) != theirs["resources"].get(p)}
+    # Heat's events have the update of those resources; the rest must be the same.
+    if _events_without(mine.get("events"), differing) != _events_without(theirs.get("events"), differing):
+        return False
     # Heat's preview lists the same resources updated; check mode unchanged.
     previewed = _preview_pairs(mine.get("preview"), theirs.get("preview"))
     if any(path not in differing or pair != ("unchanged", "updated") for path, pair in previewed.items()):
@@ -403,6 +406,15 @@ def _same_meaning(case: dict[str, Any], hotplay: list[dict[str, Any]],
                 k: v for k, v in new.items() if k != "deletion_policy"}:
             return False
     return bool(differing)
+
+
+def _events_without(events: dict[str, Any] | None, paths: set[str]) -> dict[str, Any] | None:
+    """An event view without the resources ``paths``."""
+    if events is None:
+        return None
+    return {"sequences": {n: e for n, e in events["sequences"].items() if n not in paths},
+            "dependencies_first": [o for o in events["dependencies_first"]
+                                   if not set(o.split(" before ")) & paths]}
 
 
 def _preview_only(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> dict[str, tuple[str, str]] | None:

@@ -54,12 +54,14 @@ def write_step(folder: Path, step: dict[str, Any]) -> tuple[Path, list[str]]:
 
 
 def has_hooks(case: dict[str, Any]) -> bool:
-    """Whether a step's environment sets breakpoints (they are cleared in-process)."""
-    for step in steps(case):
-        entries = ((step.get("environment") or {}).get("resource_registry") or {}).get("resources") or {}
-        if any(isinstance(entry, dict) and "hooks" in entry for entry in entries.values()):
-            return True
-    return False
+    """Whether a step's environment sets breakpoints, on a resource or on a nested
+    one (under its parent's name)."""
+    def sets_hooks(entries: Any) -> bool:
+        return isinstance(entries, dict) and any(
+            isinstance(entry, dict) and ("hooks" in entry or sets_hooks(entry)) for entry in entries.values())
+
+    return any(sets_hooks(((step.get("environment") or {}).get("resource_registry") or {}).get("resources"))
+               for step in steps(case))
 
 
 def steps(case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -260,33 +262,55 @@ class HeatSide:
 
     def settle(self, name: str, stack_id: str, action: str) -> tuple[dict[str, Any], list[list[str]]]:
         """The stack once its action is over, and where it paused at hooks: each
-        time, the pending hooks are cleared (a signal ``unset_hook``)."""
+        time, the pending hooks are cleared (a signal ``unset_hook`` to the
+        resource, in its own stack: nested resources too)."""
         pauses: list[list[str]] = []
         while True:
             shown, pending = self.until_paused(name, stack_id, action)
             if not pending or len(pauses) >= MAX_PAUSES:
                 return shown, pauses
-            pauses.append(sorted(f"{resource}:{hook}" for resource, hook in pending))
-            for resource, hook in pending:
-                self.client.call("POST", f"/stacks/{name}/{stack_id}/resources/{resource}/signal",
+            pauses.append(sorted(f"{path}:{hook}" for path, hook in pending))
+            for (path, hook), (stack, resource) in pending.items():
+                self.client.call("POST", f"/stacks/{stack}/resources/{resource}/signal",
                                  {"unset_hook": hook})
 
-    def until_paused(self, name: str, stack_id: str, action: str) -> tuple[dict[str, Any], set[tuple[str, str]]]:
+    def until_paused(self, name: str, stack_id: str,
+                     action: str) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
         """Wait until the action is over, or stands still at hooks: some pending and
-        no resource in progress, twice in a row."""
+        no resource in progress but those whose nested stacks wait, twice in a row.
+        The hooks pending: (path, hook) -> (its stack as "name/id", resource name)."""
         client, still = self.client, 0
         deadline = time.monotonic() + client.timeout
         while True:
             shown = client.show(name, stack_id)
             status = str(shown["stack_status"])
             if (status.startswith(action) and not status.endswith("IN_PROGRESS")) or time.monotonic() > deadline:
-                return shown, set()
-            pending = pending_hooks(name, client.events(name, stack_id))
-            busy = any(r["resource_status"].endswith("IN_PROGRESS") for r in client.resources(name, stack_id, 0))
+                return shown, {}
+            pending = self.pending(name, stack_id)
+            listed = client.resources(name, stack_id, NESTED_DEPTH)
+            busy = any(r["resource_status"].endswith("IN_PROGRESS") and not _link(r, "nested") for r in listed)
             still = still + 1 if pending and not busy else 0
             if still >= 2:
                 return shown, pending
             time.sleep(client.poll)
+
+    def pending(self, name: str, stack_id: str) -> dict[tuple[str, str], tuple[str, str]]:
+        """The hooks pending in the stack and its nested stacks, by resource path."""
+        events = self.client.call(
+            "GET", f"/stacks/{name}/{stack_id}/events?sort_dir=asc&limit=10000&nested_depth={NESTED_DEPTH}")
+        by_stack: dict[str, list[dict[str, Any]]] = {}
+        for event in events["events"]:
+            by_stack.setdefault(_stack_ref(event), []).append(event)
+        listed = self.client.resources(name, stack_id, NESTED_DEPTH)
+        paths = resource_paths(stack_id, listed)
+        path_of = {(_stack_ref(r).rsplit("/", 1)[-1], r["resource_name"]): paths[id(r)] for r in listed}
+        found: dict[tuple[str, str], tuple[str, str]] = {}
+        for stack, stack_events in by_stack.items():
+            stack_name_, _, nested_id = stack.partition("/")
+            for resource, hook in pending_hooks(stack_name_, stack_events):
+                path = path_of.get((nested_id, resource), resource)
+                found[(path, hook)] = (stack, resource)
+        return found
 
     def preview(self, name: str, stack_id: str, fields: dict[str, Any]) -> dict[str, list[str]]:
         """Heat's preview of the update, nested stacks shown, resources by path."""
@@ -414,6 +438,14 @@ def heat_fields(step: dict[str, Any]) -> dict[str, Any]:
     return {"template": yaml.safe_dump(step["template"], sort_keys=False),
             "files": {n: yaml.safe_dump(b, sort_keys=False) for n, b in step["files"].items()},
             "environment": step["environment"] or {}, "parameters": step["parameters"]}
+
+
+def _stack_ref(item: dict[str, Any]) -> str:
+    """"name/id" of the stack an event or a resource belongs to (its ``stack`` link)."""
+    for link in item.get("links", []):
+        if link.get("rel") == "stack":
+            return "/".join(str(link["href"]).rstrip("/").split("/")[-2:])
+    return ""
 
 
 def _link(resource: dict[str, Any], rel: str) -> str:

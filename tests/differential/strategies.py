@@ -333,8 +333,10 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
     first = draw(stacks())
     scope: Scope = first.pop("scope")
     if draw(st.integers(0, 15)) == 0:  # breakpoints in the create too
-        _set_hooks(first, draw(st.sampled_from(["*", "r0", "r1"])),
-                   draw(st.lists(st.sampled_from(["pre-create", "post-create"]), min_size=1, unique=True)))
+        name = draw(st.sampled_from(["*", "r0", "r1"]))
+        _set_hooks(first, name,
+                   draw(st.lists(st.sampled_from(["pre-create", "post-create"]), min_size=1, unique=True)),
+                   _inside(draw, first, name))
     case = dict(first, update=None, mutation=None)
     if draw(st.integers(0, 5)) == 0:
         return case
@@ -489,17 +491,33 @@ def _hooks(draw: st.DrawFn, step: dict[str, Any], scope: Scope) -> None:
     # A name, or a pattern (Heat's registry matches resource names with fnmatch):
     # often every resource, so that the update stops somewhere.
     names = sorted(set(_names(step)) | set(scope.resources) | {"added", "r[01]"})
-    name = draw(st.sampled_from(["*", "*", "*", *names]))
+    # Providers and groups twice as often: their nested resources may get the hooks.
+    parents = _names(step, PROVIDER_TYPE) + _names(step, "OS::Heat::ResourceGroup")
+    name = draw(st.sampled_from(["*", "*", "*", *names, *parents]))
     hooks = draw(st.lists(st.sampled_from(HOOKS + ["pre-update", "post-update"]), min_size=1,
                           max_size=2, unique=True))
-    _set_hooks(step, name, hooks)
+    _set_hooks(step, name, hooks, _inside(draw, step, name))
 
 
-def _set_hooks(step: dict[str, Any], name: str, hooks: list[str]) -> None:
+def _set_hooks(step: dict[str, Any], name: str, hooks: list[str], inside: str | None = None) -> None:
+    """Hooks on ``name``, or on its nested resource ``inside`` (a provider's
+    resource, a group's member: Heat's registry nests them under the parent)."""
     environment = step["environment"] or {}
     registry = environment.setdefault("resource_registry", {})
-    registry.setdefault("resources", {})[name] = {"hooks": hooks}
+    registry.setdefault("resources", {})[name] = (
+        {"hooks": hooks} if inside is None else {inside: {"hooks": hooks}})
     step["environment"] = environment
+
+
+def _inside(draw: st.DrawFn, step: dict[str, Any], name: str) -> str | None:
+    """Now and then, a nested resource of ``name`` to set the hooks on instead."""
+    resources = step["template"].get("resources")
+    entry = resources.get(name) if isinstance(resources, dict) else None
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    choices = {PROVIDER_TYPE: ["inner"], "OS::Heat::ResourceGroup": ["0", "*"]}.get(str(kind), [])
+    if not choices or not draw(st.booleans()):
+        return None
+    return draw(st.sampled_from(choices))
 
 
 MUTATE = {"same": _same, "parameters": _parameters, "property": _property, "add": _add,

@@ -531,11 +531,10 @@ class StackRun:
             self._adopt(defn, record)
             return
         new = record is None or is_new(record)
-        if new and self.options.adopt is None and self.path_of(defn.name) not in self.options.skip \
-                and not self._left_by_failed_create(record):
+        if new and self.options.adopt is None and self.path_of(defn.name) not in self.options.skip:
             # Heat stops at pre-create before it resolves the properties (a
             # function that fails there fails the stack once the hook is cleared).
-            self._hook_point(defn, record, "create", "pre")
+            self._hook_point(defn, record, "create", "pre", declared_too=self._creating_stack())
         properties = self._resolved_properties(defn, handler)
         if self.options.adopt is not None and new:
             self._adopt_existing(defn, handler, properties)
@@ -547,7 +546,8 @@ class StackRun:
             return
         if record is None or is_new(record):  # new, spelled out for the type checker
             self._create(defn, handler, properties)
-            self._hook_point(defn, self.records.get(defn.name), "create", "post")
+            if self._creating_stack():
+                self._hook_point(defn, self.records.get(defn.name), "create", "post")
             return
         if record.action == "CREATE" and record.status == "IN_PROGRESS" and record.nested_stack_id:
             self._resume_create(defn, handler, properties, record)  # a nested stack that paused
@@ -565,6 +565,12 @@ class StackRun:
             raise self._restricted(defn, record, change)
         self._hook_point(defn, record, "update", "pre")
         if change == "replace":
+            if record.status == "COMPLETE" and record.implementation == defn.implementation:
+                # Heat finds that a property change needs a replacement while it
+                # updates (its update ends, and says so, before the new one starts).
+                self.event(defn.name, "UPDATE", "IN_PROGRESS", "state changed", record.physical_id)
+                self.event(defn.name, "UPDATE", "COMPLETE",
+                           f"The Resource {defn.name} requires replacement.", record.physical_id)
             self._replace(defn, handler, properties, record)
         else:
             self._update(defn, handler, properties, record)
@@ -590,13 +596,13 @@ class StackRun:
                  if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
         return frozenset(declared) | given
 
-    def _left_by_failed_create(self, record: ResourceState | None) -> bool:
-        """A resource an earlier create never started (INIT_COMPLETE), which this
-        update creates: Heat stops it at no hook (unless this run already did)."""
-        if record is None or self.walk_action != "UPDATE":
-            return False
-        return not any(self.store.hook_status(self.stack.id, record.name, hook, self.options.revision)
-                       for hook in ("pre-create", "post-create"))
+    def _creating_stack(self) -> bool:
+        """Heat stops at pre-create and post-create hooks only while the stack
+        itself is created (``if self.stack.action == CREATE`` in Resource.create):
+        a resource an update adds is created without them, and so is a group
+        member the update adds; a provider the update adds creates its nested stack,
+        whose resources stop there."""
+        return self.walk_action == "CREATE"
 
     def _no_pre_update_for_new(self, definition: StackDefinition) -> None:
         """A resource this update creates has no pre-update hook (Heat stops it at
@@ -608,15 +614,18 @@ class StackRun:
                 self.store.set_hook(self.stack.id, name, "pre-update", self.options.revision, "CLEARED")
 
     def _hook_point(self, defn: ResourceDefinition | None, record: ResourceState | None,
-                    verb: str, when: str, name: str = "", walked_only: bool = False) -> None:
+                    verb: str, when: str, name: str = "", walked_only: bool = False,
+                    declared_too: bool = True) -> None:
         """Pause before or after an action when a hook is set there (Heat's
         semantics: the resource keeps its status, what depends on it waits).
-        ``walked_only``: the resource is left as it is, so stepping does not stop."""
+        ``walked_only``: the resource is left as it is, so stepping does not stop.
+        ``declared_too``: False where only stepping stops (Heat would not)."""
         name = name or (defn.name if defn else "")
         hook = f"{when}-{verb}"
         declared = defn.hooks if defn else self._declared_hooks(name)
         stepped = self.options.stepping and when == "pre" and not walked_only
-        if self.options.restore or not (hook in self.hooks_of(name, declared) or stepped):
+        held = declared_too and hook in self.hooks_of(name, declared)
+        if self.options.restore or not (held or stepped):
             return
         status = self.store.hook_status(self.stack.id, name, hook, self.options.revision)
         if status == "CLEARED":
@@ -826,10 +835,15 @@ class StackRun:
     ) -> None:
         """Create the new resource; the old one is retired (kept in the store) and
         deleted once the whole update has succeeded (Heat's convergence order)."""
-        if record.physical_id or record.nested_stack_id:
+        retired = bool(record.physical_id or record.nested_stack_id)
+        if retired:
             keep = _later(self.options.keep_replaced)
             self.store.retire_resource(self.stack.id, defn.name, self.options.revision, keep)
         self._create(defn, handler, properties)
+        if not retired:
+            # Nothing was made (a failed create): Heat deletes its row all the same.
+            self.event(defn.name, "DELETE", "IN_PROGRESS", "state changed")
+            self.event(defn.name, "DELETE", "COMPLETE", "state changed")
 
     def _adopt(self, defn: ResourceDefinition, record: ResourceState | None) -> None:
         """``external_id``: record the existing resource; never create or delete it."""

@@ -829,3 +829,66 @@ def test_a_providers_property_read_from_a_group_is_typed_when_it_acts(stack):
             """})
     assert statuses(result)["r3"] == "CREATE_FAILED"
     assert result["stack_status_reason"].endswith("Value must be a string; got []")
+
+
+def test_an_update_creates_without_create_hooks_but_a_new_nested_stack_stops(stack):
+    # Differential (nested hooks, seed 6): Heat 27.0.1 stops at pre-create and
+    # post-create only while the stack itself is created.  The update created b
+    # and the group's new member g/0 without stopping, and the provider p it added
+    # created its nested stack, whose inner stopped at pre-create; hotplay stopped
+    # at all three, twice.
+    hooks = stack.with_hooks("{b: {hooks: [pre-create, post-create]}, p: {inner: {hooks: [pre-create]}},"
+                             " g: {'*': {hooks: [pre-create, post-create]}}}")
+    files = {"prov.yaml": "heat_template_version: 2018-08-31\nresources: {inner: {type: OS::Heat::None}}\n"}
+    first = stack.apply("""\
+        heat_template_version: 2018-08-31
+        resources:
+          a: {type: OS::Heat::None}
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 0, resource_def: {type: OS::Heat::None}}}
+        """, files=files, environment=hooks)
+    assert first["stack_status"] == "CREATE_COMPLETE" and first["hooks_pending"] == []
+    result, pauses = stack.through_hooks("""\
+        heat_template_version: 2018-08-31
+        resources:
+          a: {type: OS::Heat::None}
+          b: {type: OS::Heat::None}
+          p: {type: prov.yaml}
+          g: {type: OS::Heat::ResourceGroup, properties: {count: 1, resource_def: {type: OS::Heat::None}}}
+        """, files=files, environment=hooks)
+    assert pauses == [["p/inner:pre-create"]]
+    assert result["stack_status"] == "UPDATE_COMPLETE"
+    assert statuses(result) == {"a": "CREATE_COMPLETE", "b": "CREATE_COMPLETE", "p": "CREATE_COMPLETE",
+                                "p/inner": "CREATE_COMPLETE", "g": "UPDATE_COMPLETE", "g/0": "CREATE_COMPLETE"}
+
+
+def _events_of(result: dict[str, Any], name: str) -> list[str]:
+    return [f"{e['action']}_{e['status']}" for e in result["events"]
+            if e["resource_name"] == name and not e.get("parent")]
+
+
+def test_a_property_change_that_replaces_ends_an_update_first(stack):
+    # Differential (events, seed 71, case 39). Heat 27.0.1, RandomString length
+    # 5 -> 6: r0 UPDATE_IN_PROGRESS, UPDATE_COMPLETE "The Resource r0 requires
+    # replacement.", then the new r0 created and the old one deleted; hotplay's
+    # events had no update.
+    stack.apply("heat_template_version: 2018-08-31\n"
+                "resources: {r0: {type: OS::Heat::RandomString, properties: {length: 5}}}\n")
+    result = stack.apply("heat_template_version: 2018-08-31\n"
+                         "resources: {r0: {type: OS::Heat::RandomString, properties: {length: 6}}}\n")
+    assert _events_of(result, "r0") == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE", "CREATE_IN_PROGRESS",
+                                        "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert [e["reason"] for e in result["events"] if e["resource_name"] == "r0"][1] == \
+        "The Resource r0 requires replacement."
+
+
+def test_a_failed_resource_swapped_for_another_type_has_its_row_deleted(stack):
+    # Differential (events, seed 71, case 179). Heat: the failed TestResource
+    # swapped for OS::Heat::None: the new r0 created, the old row deleted (nothing
+    # was made; Heat deletes the row all the same); hotplay dropped it silently.
+    stack.apply("heat_template_version: 2018-08-31\n"
+                "resources: {r0: {type: OS::Heat::TestResource, properties: {fail: true}}}\n")
+    result = stack.apply("heat_template_version: 2018-08-31\n"
+                         "resources: {r0: {type: OS::Heat::None, properties: {fail: true}}}\n")
+    assert result["stack_status"] == "UPDATE_COMPLETE"
+    assert _events_of(result, "r0") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS",
+                                        "DELETE_COMPLETE"]
