@@ -92,6 +92,12 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
                     for end in range(start + 1, len(pieces) + 1):
                         if "-".join(pieces[start:end]) == value and (start, end) != (0, len(pieces)):
                             return f"<id:{path}#{start}:{end}>"
+            # Or inside a message ("'3d313fadb3e3' is type <class 'str'>"): the long
+            # pieces only (a uuid's 8 and 12 characters), the shorter ones are words.
+            for physical, path in sorted(ids.items(), key=lambda item: item[1]):
+                for place, piece in enumerate(physical.split("-")):
+                    if len(piece) >= 8 and piece != physical and piece in value:
+                        value = value.replace(piece, f"<id:{path}#{place}:{place + 1}>")
         return _ARN.sub(r"<arn:\1>", value)
     if isinstance(value, list):
         return [tokenised(v, ids) for v in value]

@@ -133,6 +133,19 @@ def test_a_piece_of_an_id_compares_by_its_place_in_it():
     assert verdict(CASE, mine, elsewhere, frozenset())[0] == "diverged"
 
 
+def test_a_long_piece_of_an_id_inside_a_message_compares_by_its_place():
+    # Seed 71, case 1177: map_merge of str_split('-', <nested stack id>, -1).
+    def says(piece, physical):
+        message = f"Items to merge must be maps. '{piece}' is type <class 'str'> instead of a dict"
+        return [ok(outputs={"o": {"error": message}}, ids={"r": physical})]
+
+    mine = says("16c381ee97f4", "1ebacff7-48d3-4f75-9f7b-16c381ee97f4")
+    theirs = says("b0fb9140df3e", "c8117e33-4632-4917-8d4a-b0fb9140df3e")
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+    first_piece = says("c8117e33", "c8117e33-4632-4917-8d4a-b0fb9140df3e")
+    assert verdict(CASE, mine, first_piece, frozenset())[0] == "diverged"
+
+
 def test_a_later_function_in_a_provider_is_forgiven_by_its_failed_resource():
     failed = ok(ids={"r": "0123456789abcdef"})
     failed.update(stack_status="CREATE_FAILED", resources={"r": "CREATE_FAILED"}, reasons={

@@ -531,6 +531,7 @@ class StackRun:
             self._adopt(defn, record)
             return
         new = record is None or is_new(record)
+        self._read_needed_attributes(defn)
         if new and self.options.adopt is None and self.path_of(defn.name) not in self.options.skip:
             # Heat stops at pre-create before it resolves the properties (a
             # function that fails there fails the stack once the hook is cleared).
@@ -726,6 +727,16 @@ class StackRun:
         routine = (self.options.routine_nested_updates and not self.options.restore
                    and self.walk_action == "UPDATE")
         return "update" if nested and routine and record.status == "COMPLETE" else None
+
+    @staticmethod
+    def _read_needed_attributes(defn: ResourceDefinition) -> None:
+        """Heat stores the attributes a resource reads with the resource that has
+        them, as that one completes: one that fails to read (a provider's broken
+        output) fails the stack there, before the reader reaches its hooks."""
+        try:
+            _read_attributes(defn.properties)
+        except _Unresolved as error:
+            raise _Failed(str(error), "CREATE", bare=True) from error
 
     def _resolved_properties(self, defn: ResourceDefinition, handler: Resource) -> dict[str, Any]:
         path = f"resources.{defn.name}.properties"

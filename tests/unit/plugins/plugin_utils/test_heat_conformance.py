@@ -892,3 +892,27 @@ def test_a_failed_resource_swapped_for_another_type_has_its_row_deleted(stack):
     assert result["stack_status"] == "UPDATE_COMPLETE"
     assert _events_of(result, "r0") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS",
                                         "DELETE_COMPLETE"]
+
+
+def test_a_broken_attribute_read_fails_the_stack_before_the_readers_hook(stack):
+    # Differential (seed 71, case 275). Heat 27.0.1: r1 reads a provider's output
+    # that fails; Heat stores what r1 reads as the provider completes, and the stack
+    # fails there: r1 never stops at its pre-create.  hotplay stopped at it first.
+    result, pauses = stack.through_hooks("""\
+        heat_template_version: 2016-04-08
+        resources:
+          r0: {type: prov.yaml}
+          r1:
+            type: OS::Heat::TestResource
+            properties: {value: {get_attr: [r0, broken]}}
+        """, files={"prov.yaml": """\
+            heat_template_version: 2018-08-31
+            resources:
+              inner: {type: OS::Heat::None}
+            outputs:
+              broken: {value: {str_split: [',', 'a,b', 5]}}
+            """}, environment=stack.with_hooks("{'*': {hooks: [pre-create]}}"))
+    assert pauses == [["r0:pre-create"]]
+    assert result["stack_status"] == "CREATE_FAILED"
+    assert result["stack_status_reason"].startswith("Error in r0 output broken: ")
+    assert statuses(result)["r1"] == "INIT_COMPLETE"
