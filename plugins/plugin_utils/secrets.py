@@ -325,20 +325,23 @@ class SecretValues:
         return self.is_secret_scalar(value)
 
     # -- masking ------------------------------------------------------------------------
-    def mask(self, value: Any) -> Any:
+    def mask(self, value: Any, field_names: frozenset[str] = frozenset()) -> Any:
         """``value`` with every secret replaced by ``******`` (what Ansible does with
-        no_log values), in strings, numbers and mapping keys at any depth; the
-        ``shown_only`` values too."""
-        masked = self._mask_own(value)
-        return self.shown_only.mask(masked) if self.shown_only is not None else masked
+        no_log values), in strings, numbers and mapping keys at any depth, except
+        keys that are ``field_names`` (a result's own: a hidden value "a" must not
+        turn ``stack_status`` into ``st******ck_status``); the ``shown_only``
+        values too."""
+        masked = self._mask_own(value, field_names)
+        return self.shown_only.mask(masked, field_names) if self.shown_only is not None else masked
 
-    def _mask_own(self, value: Any) -> Any:
+    def _mask_own(self, value: Any, field_names: frozenset[str] = frozenset()) -> Any:
         if not self._atoms:
             return value
         if isinstance(value, Mapping):
-            return {self._mask_own(k): self._mask_own(v) for k, v in value.items()}
+            return {(k if k in field_names else self._mask_own(k)): self._mask_own(v, field_names)
+                    for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._mask_own(item) for item in value]
+            return [self._mask_own(item, field_names) for item in value]
         if isinstance(value, str):
             return self._mask_own_text(value)
         if self.is_secret_scalar(value):

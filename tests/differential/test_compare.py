@@ -301,3 +301,17 @@ def test_the_events_of_a_failed_step_are_not_compared():
     cut = DEPENDENCY_FIRST[:3] + [["", "CREATE_FAILED"]]
     assert verdict(CASE, _with_events(DEPENDENCY_FIRST, "CREATE_FAILED"), _with_events(cut, "CREATE_FAILED"),
                    documented_keys())[0] == "same"
+
+
+def test_a_message_the_task_masked_throughout_is_heats_masked_so():
+    # Seed 71, case 1960, through ansible-playbook: the hidden list ['b', 'a', ' c']
+    # masks every "a" and "b" of the message, the file name's too.
+    case = dict(CASE, template={"parameters": {"p1": {"type": "comma_delimited_list", "hidden": True}}},
+                parameters={"p1": ["b", "a", " c"]})
+    heat = [{"verdict": "refused", "error": "Property error: resources.r0.properties.value: Value must be a "
+                                             "string; got [',']"}]
+    played = [{"verdict": "refused", "error": "/tmp/pl******y/m******in.y******ml: Property error: "
+               "resources.r0.properties.v******lue: V******lue must ******e ****** string; got [',']"}]
+    assert verdict(case, played, heat, documented_keys())[0] == "documented:hidden-in-messages"
+    other = [{"verdict": "refused", "error": played[0]["error"].replace("string", "number")}]
+    assert verdict(case, other, heat, documented_keys())[0] == "diverged"

@@ -8,6 +8,7 @@ imports Ansible."""
 from __future__ import annotations
 
 import getpass
+import importlib
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+import yaml
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import action_loader, fragment_loader, module_loader
@@ -41,6 +43,7 @@ _docs_lock = threading.Lock()
 _module_options: dict[str, Mapping[str, Any] | None] = {}
 _module_found: dict[str, bool] = {}
 _module_no_log: dict[str, frozenset[str]] = {}
+_result_fields: dict[str, frozenset[str]] = {}
 
 
 class AnsibleHost(PlayHost):
@@ -100,11 +103,41 @@ def open_task_store(url: str | None, store_key: str | None = None) -> Iterator[S
         store.close()
 
 
-def masked(result: dict[str, Any], secrets: SecretValues) -> dict[str, Any]:
+def masked(result: dict[str, Any], secrets: SecretValues,
+           field_names: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The task result with every secret shown as ``******`` (msg, outputs, events,
-    plan, diff, warnings: all of it)."""
-    shown: dict[str, Any] = secrets.mask(result)
+    plan, diff, warnings: all of it), its own ``field_names`` left as they are."""
+    shown: dict[str, Any] = secrets.mask(result, ANSIBLE_FIELDS | field_names)
     return shown
+
+
+# What Ansible itself puts in a task result.
+ANSIBLE_FIELDS = frozenset({"changed", "failed", "msg", "skipped", "skip_reason", "warnings",
+                            "deprecations", "diff", "invocation", "exception", "before", "after"})
+
+
+def result_field_names(module: str) -> frozenset[str]:
+    """The field names of a module's documented result (``RETURN``, at any depth;
+    ``module`` is the Python module of its documentation), read once per run."""
+    with _docs_lock:
+        if module not in _result_fields:
+            _result_fields[module] = _read_result_fields(module)
+        return _result_fields[module]
+
+
+def _read_result_fields(module: str) -> frozenset[str]:
+    try:
+        returned = yaml.safe_load(getattr(importlib.import_module(module), "RETURN", "") or "") or {}
+    except (ImportError, yaml.YAMLError):
+        return frozenset()
+    names: set[str] = set()
+    pending = [returned]
+    while pending:
+        fields = pending.pop()
+        if isinstance(fields, Mapping):
+            names.update(str(name) for name in fields)
+            pending += [field.get("contains") for field in fields.values() if isinstance(field, Mapping)]
+    return frozenset(names)
 
 
 def lock_holder(task: Any) -> str:
@@ -222,7 +255,8 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
             result.update(engine_failure(error))
         else:
             result.update(outcome)
-        return masked(result, self.secrets)
+        documentation = type(self).__module__.replace(".plugins.action.", ".plugins.modules.")
+        return masked(result, self.secrets, result_field_names(documentation))
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         """The plugin's own work: what to add to the task result."""

@@ -125,6 +125,28 @@ def test_masking_replaces_secrets_everywhere_in_a_result():
         "events": [{"reason": f"x={MASK};y={MASK}"}], MASK: "key"}
 
 
+def test_a_results_own_field_names_stay_when_a_secret_is_in_them():
+    # Differential (seed 71, case 40, through ansible-playbook): a hidden value "a"
+    # turned stack_status into st******ck_status, and a play reading
+    # result.stack_status found nothing.  Ansible masks values, not keys.
+    values = SecretValues()
+    values.add("a")
+    result = {"stack_status": "CREATE_COMPLETE", "resources": [{"name": "r0", "status_reason": "state changed"}],
+              "outputs": {"a_key": "a"}}
+    assert values.mask(result, frozenset({"stack_status", "resources", "name", "status_reason", "outputs"})) == {
+        "stack_status": "CREATE_COMPLETE", "resources": [{"name": "r0", "status_reason": f"st{MASK}te ch{MASK}nged"}],
+        "outputs": {f"{MASK}_key": MASK}}
+
+
+def test_the_task_result_keeps_every_field_its_documentation_names():
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import result_field_names
+
+    names = result_field_names("ansible_collections.hotplay.stacks.plugins.modules.stack")
+    assert {"stack_status", "stack_status_reason", "resources", "physical_id", "events", "resource_name",
+            "hooks_pending", "hook", "outputs"} <= names
+    assert result_field_names("ansible_collections.hotplay.stacks.plugins.modules.nothing") == frozenset()
+
+
 def test_the_longest_secret_is_masked_first():
     values = SecretValues()
     values.add(["abc", "abcdef"])
