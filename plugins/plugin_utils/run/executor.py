@@ -606,8 +606,8 @@ class StackRun:
         return self.walk_action == "CREATE"
 
     def _no_pre_update_for_new(self, definition: StackDefinition) -> None:
-        """A resource this update creates has no pre-update hook (Heat stops it at
-        pre-create): cleared before the walk, so that a run resumed after another
+        """A resource this update creates has no pre-update hook (Heat creates it
+        without stopping): cleared before the walk, so that a run resumed after another
         hook does not take it, made by then, for one the update leaves alone."""
         for name, defn in definition.resources.items():
             record = self.records.get(name)
