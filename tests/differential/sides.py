@@ -277,7 +277,8 @@ class HeatSide:
     def until_paused(self, name: str, stack_id: str,
                      action: str) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[str, str]]]:
         """Wait until the action is over, or stands still at hooks: some pending and
-        no resource in progress but those whose nested stacks wait, twice in a row.
+        no resource in progress but those a pending hook inside holds, twice in a row
+        (a provider whose nested stack has not started its resources yet is busy).
         The hooks pending: (path, hook) -> (its stack as "name/id", resource name)."""
         client, still = self.client, 0
         deadline = time.monotonic() + client.timeout
@@ -286,23 +287,26 @@ class HeatSide:
             status = str(shown["stack_status"])
             if (status.startswith(action) and not status.endswith("IN_PROGRESS")) or time.monotonic() > deadline:
                 return shown, {}
-            pending = self.pending(name, stack_id)
             listed = client.resources(name, stack_id, NESTED_DEPTH)
-            busy = any(r["resource_status"].endswith("IN_PROGRESS") and not _link(r, "nested") for r in listed)
+            paths = resource_paths(stack_id, listed)
+            pending = self.pending(name, stack_id, listed, paths)
+            busy = any(r["resource_status"].endswith("IN_PROGRESS")
+                       and not any(path.startswith(paths[id(r)] + "/") for path, _hook in pending)
+                       for r in listed)
             still = still + 1 if pending and not busy else 0
             if still >= 2:
                 return shown, pending
             time.sleep(client.poll)
 
-    def pending(self, name: str, stack_id: str) -> dict[tuple[str, str], tuple[str, str]]:
-        """The hooks pending in the stack and its nested stacks, by resource path."""
+    def pending(self, name: str, stack_id: str, listed: list[dict[str, Any]],
+                paths: dict[int, str]) -> dict[tuple[str, str], tuple[str, str]]:
+        """The hooks pending in the stack and its nested stacks, by resource path
+        (``listed``: the resources at every level, ``paths`` theirs)."""
         events = self.client.call(
             "GET", f"/stacks/{name}/{stack_id}/events?sort_dir=asc&limit=10000&nested_depth={NESTED_DEPTH}")
         by_stack: dict[str, list[dict[str, Any]]] = {}
         for event in events["events"]:
             by_stack.setdefault(_stack_ref(event), []).append(event)
-        listed = self.client.resources(name, stack_id, NESTED_DEPTH)
-        paths = resource_paths(stack_id, listed)
         path_of = {(_stack_ref(r).rsplit("/", 1)[-1], r["resource_name"]): paths[id(r)] for r in listed}
         found: dict[tuple[str, str], tuple[str, str]] = {}
         for stack, stack_events in by_stack.items():

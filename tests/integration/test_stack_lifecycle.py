@@ -279,3 +279,22 @@ def test_a_store_on_read_only_media_is_read_and_never_changed(run_tasks, tmp_pat
     assert results["changed"]["failed"]
     assert "is read-only (read-only media" in results["changed"]["msg"]
     assert (media / "stacks.db").read_bytes() == before
+
+
+def test_a_value_from_the_playbook_is_named_by_its_python_type(run_tasks, tmp_path):
+    # Differential (seed 81, case 1800, through ansible-playbook): Heat says
+    # "-1 is type <class 'int'>"; ansible-core hands the parameter over as a tagged
+    # int, and the task said "<class '...._AnsibleTaggedInt'>".
+    template = write_template(tmp_path, "merge.yaml", """\
+        heat_template_version: 2018-08-31
+        parameters:
+          p1: {type: number}
+        resources:
+          r0:
+            type: OS::Heat::TestResource
+            properties:
+              value: {map_merge: [{k: 1}, {get_param: p1}]}
+        """)
+    run = run_tasks([apply("merge", str(template), "merged", parameters={"p1": -1}) | {"ignore_errors": True}])
+    assert run.results["merged"]["msg"].endswith(
+        "Incorrect arguments: Items to merge must be maps. -1 is type <class 'int'> instead of a dict")

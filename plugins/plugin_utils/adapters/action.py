@@ -140,6 +140,23 @@ def _read_result_fields(module: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def native_data(value: Any) -> Any:
+    """``value`` in Python's own types.  ansible-core hands over tagged subclasses
+    (an int read from a playbook is an ``_AnsibleTaggedInt``), and a template's
+    functions name a value's type in their errors as Heat does: ``-1 is type
+    <class 'int'>``, not the tag's class."""
+    if isinstance(value, bool) or value is None:
+        return value
+    for native in (str, int, float):
+        if isinstance(value, native):
+            return native(value)
+    if isinstance(value, Mapping):
+        return {native_data(k): native_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [native_data(item) for item in value]
+    return value
+
+
 def lock_holder(task: Any) -> str:
     """Who holds a stack's lock, as people will read it in a refusal."""
     job = os.environ.get("JOB_ID") or os.environ.get("AWX_JOB_ID")
@@ -239,9 +256,9 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
         del tmp
-        args = self.validate_argument_spec(
+        args = native_data(self.validate_argument_spec(
             argument_spec=self.ARGUMENT_SPEC, mutually_exclusive=list(self.MUTUALLY_EXCLUSIVE) or None
-        )[1]
+        )[1])
         self.host = AnsibleHost(self, task_vars or {})
         self.cancel = Cancel()
         self.secrets = SecretValues()
