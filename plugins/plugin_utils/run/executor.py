@@ -1001,6 +1001,7 @@ class StackRun:
 
     def delete(self) -> bool:
         """Delete every recorded resource, dependants first; True when all went."""
+        self.walk_action = "DELETE"
         if not (self.stack.action == "DELETE" and self.stack.status == "IN_PROGRESS"):
             self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
         ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
@@ -1037,8 +1038,12 @@ class StackRun:
     def _delete_resource(self, name: str) -> None:
         record = self.records[name]
         declared = self._declared_hooks(name)
+        deleting_stack = self.walk_action == "DELETE"
         if not (record.action == "DELETE" and record.status == "COMPLETE"):
-            self._hook_point(None, record, "delete", "pre", name=name)
+            # Heat stops at pre-delete and post-delete hooks only while the stack
+            # itself is deleted (Resource.delete): a resource an update removes, or
+            # a rollback deletes, goes without stopping.
+            self._hook_point(None, record, "delete", "pre", name=name, declared_too=deleting_stack)
             handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
             state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
             self.save(state, "state changed")
@@ -1052,7 +1057,7 @@ class StackRun:
             record = replace(state, status="COMPLETE", status_reason="state changed")
             self.save(record, "state changed", durable=False)
         # A post-delete hook keeps the (deleted) record until it is cleared.
-        if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
+        if deleting_stack and "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
             self._hook_point(None, record, "delete", "post", name=name)
         with self.store.transaction(durable=False):
             self.store.delete_resource(self.stack.id, name)

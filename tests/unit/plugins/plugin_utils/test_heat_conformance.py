@@ -916,3 +916,23 @@ def test_a_broken_attribute_read_fails_the_stack_before_the_readers_hook(stack):
     assert result["stack_status"] == "CREATE_FAILED"
     assert result["stack_status_reason"].startswith("Error in r0 output broken: ")
     assert statuses(result)["r1"] == "INIT_COMPLETE"
+
+
+def test_an_update_removes_without_delete_hooks(stack):
+    # Differential (seed 82, case 1072). Heat 27.0.1 stops at pre-delete and
+    # post-delete only while the stack itself is deleted: the update removed the
+    # group r1 without stopping; hotplay stopped at r1's pre-delete.
+    hooks = stack.with_hooks("{'*': {hooks: [pre-delete, post-delete]}}")
+    stack.apply("""\
+        heat_template_version: 2018-08-31
+        resources:
+          r0: {type: OS::Heat::None}
+          r1: {type: OS::Heat::ResourceGroup, properties: {count: 3, resource_def: {type: OS::Heat::None}}}
+        """, environment=hooks)
+    result, pauses = stack.through_hooks("""\
+        heat_template_version: 2018-08-31
+        resources:
+          r0: {type: OS::Heat::None}
+        """, environment=hooks)
+    assert pauses == []
+    assert result["stack_status"] == "UPDATE_COMPLETE" and statuses(result) == {"r0": "CREATE_COMPLETE"}
