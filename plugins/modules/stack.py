@@ -278,10 +278,13 @@ options:
       - Breakpoints for this run, on top of the hooks that the environment's
         C(resource_registry) sets in its C(resources) section.
       - The run pauses at each matching hook point (see C(docs/breakpoints.md)),
-        that is C(pre-create) before a resource is created, C(post-create) after;
-        C(pre-update) and C(post-update) around an update in place or a
-        replacement; C(pre-delete) and C(post-delete) around a deletion (with
-        O(state=absent), or of a resource that an update removes).
+        that is C(pre-create) before a resource is created, C(post-create) after,
+        while its stack is created (as in Heat, a resource an update adds is
+        created without stopping); C(pre-update) and C(post-update) around an
+        update in place or a replacement, and C(pre-update) also at a resource an
+        update leaves as it is; C(pre-delete) and C(post-delete) around a
+        deletion while its stack is deleted (O(state=absent)), not of a resource
+        that an update removes.
       - The breakpoints are not part of the stack's definition. They are not
         recorded, do not count as a change, and the same task must give them
         again when it resumes a paused run. A run that no longer sets a pending
