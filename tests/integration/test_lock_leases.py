@@ -262,7 +262,8 @@ def main():
             os.unlink(path)
         module.exit_json(changed=True)
     go = os.path.join(os.path.dirname(os.path.dirname(path)), 'go-' + os.path.basename(path))
-    if os.fork() == 0:  # the cloud: detached twice, so it is no process of the job
+    child = os.fork()
+    if child == 0:  # the cloud: detached twice, so it is no process of the job
         os.setsid()
         if os.fork() == 0:
             null = os.open(os.devnull, os.O_RDWR)
@@ -273,6 +274,10 @@ def main():
             with open(path, 'w') as made:
                 made.write(module.params['content'])
         os._exit(0)
+    # Say "asked" only once the cloud is no descendant of the job (its parent has
+    # exited): a test that then freezes the job and its descendants (SIGSTOP) must
+    # not freeze the cloud too, as it did when the machine was busy.
+    os.waitpid(child, 0)
     os.close(os.open(go.replace('go-', 'asked-'), os.O_CREAT | os.O_WRONLY, 0o600))
     while not os.path.exists(path):
         time.sleep(0.1)
