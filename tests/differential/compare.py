@@ -203,7 +203,7 @@ def _event_view(step: dict[str, Any], needs: list[list[str]]) -> dict[str, Any]:
     started: dict[str, int] = {}
     for index, (name, status) in enumerate(step["events"]):
         sequences.setdefault(name, []).append(status)
-        action, _, state = status.partition("_")
+        action, state = status.partition("_")[::2]
         if action in ("CREATE", "UPDATE"):
             if state == "IN_PROGRESS":
                 started.setdefault(name, index)

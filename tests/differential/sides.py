@@ -310,8 +310,8 @@ class HeatSide:
         path_of = {(_stack_ref(r).rsplit("/", 1)[-1], r["resource_name"]): paths[id(r)] for r in listed}
         found: dict[tuple[str, str], tuple[str, str]] = {}
         for stack, stack_events in by_stack.items():
-            stack_name_, _, nested_id = stack.partition("/")
-            for resource, hook in pending_hooks(stack_name_, stack_events):
+            owner, nested_id = stack.partition("/")[::2]
+            for resource, hook in pending_hooks(owner, stack_events):
                 path = path_of.get((nested_id, resource), resource)
                 found[(path, hook)] = (stack, resource)
         return found

@@ -308,8 +308,8 @@ def test_a_message_the_task_masked_throughout_is_heats_masked_so():
     # masks every "a" and "b" of the message, the file name's too.
     case = dict(CASE, template={"parameters": {"p1": {"type": "comma_delimited_list", "hidden": True}}},
                 parameters={"p1": ["b", "a", " c"]})
-    heat = [{"verdict": "refused", "error": "Property error: resources.r0.properties.value: Value must be a "
-                                             "string; got [',']"}]
+    said = "Property error: resources.r0.properties.value: Value must be a string; got [',']"
+    heat = [{"verdict": "refused", "error": said}]
     played = [{"verdict": "refused", "error": "/tmp/pl******y/m******in.y******ml: Property error: "
                "resources.r0.properties.v******lue: V******lue must ******e ****** string; got [',']"}]
     assert verdict(case, played, heat, documented_keys())[0] == "documented:hidden-in-messages"
