@@ -14,7 +14,6 @@ Nested resources are named by their path (``group/0/inner``), as hotplay lists t
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -74,11 +73,14 @@ class HotplaySide:
     SQLite store of its own."""
 
     def __init__(self) -> None:
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import StoreKey
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
         from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
-        os.environ.setdefault("HOTPLAY_STORE_KEY", STORE_KEY)
         self.folder = Path(tempfile.mkdtemp(prefix="hotplay-differential-"))
-        self.store = SqliteStore(str(self.folder / "store.db"))
+        # The key given to the store, not to the process: an environment variable
+        # set here would reach every ansible-playbook a test starts after it.
+        self.store = sealed(SqliteStore(str(self.folder / "store.db")), StoreKey(STORE_KEY))
         self.count = 0
 
     def run(self, case: dict[str, Any]) -> list[dict[str, Any]]:
