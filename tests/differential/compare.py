@@ -168,6 +168,7 @@ def view(observed: list[dict[str, Any]], other: list[dict[str, Any]] | None = No
             # Where the step stopped at hooks, one stop after the other.
             shown["pauses"] = step.get("pauses", [])
         if _events_comparable(step, counterpart):
+            # The dependencies the template states: Heat's side carries them.
             shown["events"] = _event_view(step, step.get("needs") or counterpart.get("needs") or [])
         if "preview" in step and "preview" in counterpart:
             # What check mode said the update would do, and Heat's preview; not for

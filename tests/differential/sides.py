@@ -105,8 +105,7 @@ class HotplaySide:
                     break
                 continue
             observed.append(from_hotplay(result) | ({"preview": preview} if preview else {})
-                            | ({"pauses": pauses} if pauses else {})
-                            | {"needs": [list(pair) for pair in dependency_pairs(step["template"])]})
+                            | ({"pauses": pauses} if pauses else {}))
         return observed
 
     def apply(self, request: Any) -> tuple[dict[str, Any], list[list[str]]]:
@@ -252,6 +251,7 @@ class HeatSide:
                                  else (client.wait(name, stack_id, action), []))
                 observed.append(self.observe(name, stack_id, shown) | ({"preview": preview} if index else {})
                                 | ({"pauses": pauses} if pauses else {})
+                                # What the template says depends on what (events' order).
                                 | {"needs": [list(pair) for pair in dependency_pairs(step["template"])]})
                 if not hooked:  # with breakpoints, the events of one step are not compared
                     events = client.events(name, stack_id)

@@ -103,17 +103,17 @@ def open_task_store(url: str | None, store_key: str | None = None) -> Iterator[S
         store.close()
 
 
+# What Ansible itself puts in a task result.
+ANSIBLE_FIELDS = frozenset({"changed", "failed", "msg", "skipped", "skip_reason", "warnings",
+                            "deprecations", "diff", "invocation", "exception", "before", "after"})
+
+
 def masked(result: dict[str, Any], secrets: SecretValues,
            field_names: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The task result with every secret shown as ``******`` (msg, outputs, events,
     plan, diff, warnings: all of it), its own ``field_names`` left as they are."""
     shown: dict[str, Any] = secrets.mask(result, ANSIBLE_FIELDS | field_names)
     return shown
-
-
-# What Ansible itself puts in a task result.
-ANSIBLE_FIELDS = frozenset({"changed", "failed", "msg", "skipped", "skip_reason", "warnings",
-                            "deprecations", "diff", "invocation", "exception", "before", "after"})
 
 
 def result_field_names(module: str) -> frozenset[str]:

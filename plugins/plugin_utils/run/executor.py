@@ -531,11 +531,12 @@ class StackRun:
             self._adopt(defn, record)
             return
         new = record is None or is_new(record)
-        self._read_needed_attributes(defn)
         if new and self.options.adopt is None and self.path_of(defn.name) not in self.options.skip:
             # Heat stops at pre-create before it resolves the properties (a
-            # function that fails there fails the stack once the hook is cleared).
-            self._hook_point(defn, record, "create", "pre", declared_too=self._creating_stack())
+            # function that fails there fails the stack once the hook is cleared),
+            # but after it has read the attributes they need.
+            self._read_needed_attributes(defn)
+            self._hook_point(defn, record, "create", "pre")
         properties = self._resolved_properties(defn, handler)
         if self.options.adopt is not None and new:
             self._adopt_existing(defn, handler, properties)
@@ -547,8 +548,7 @@ class StackRun:
             return
         if record is None or is_new(record):  # new, spelled out for the type checker
             self._create(defn, handler, properties)
-            if self._creating_stack():
-                self._hook_point(defn, self.records.get(defn.name), "create", "post")
+            self._hook_point(defn, self.records.get(defn.name), "create", "post")
             return
         if record.action == "CREATE" and record.status == "IN_PROGRESS" and record.nested_stack_id:
             self._resume_create(defn, handler, properties, record)  # a nested stack that paused
@@ -597,13 +597,13 @@ class StackRun:
                  if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern)}
         return frozenset(declared) | given
 
-    def _creating_stack(self) -> bool:
-        """Heat stops at pre-create and post-create hooks only while the stack
-        itself is created (``if self.stack.action == CREATE`` in Resource.create):
-        a resource an update adds is created without them, and so is a group
-        member the update adds; a provider the update adds creates its nested stack,
-        whose resources stop there."""
-        return self.walk_action == "CREATE"
+    def _heat_stops(self, verb: str) -> bool:
+        """Heat stops at create hooks only while the stack itself is created, and
+        at delete hooks only while it is deleted (Resource.create and delete test
+        the stack's action): a resource or group member an update adds, or one it
+        removes, goes without stopping, while a provider the update adds creates
+        its nested stack, whose resources stop there.  Update hooks, in any walk."""
+        return verb == "update" or self.walk_action == verb.upper()
 
     def _no_pre_update_for_new(self, definition: StackDefinition) -> None:
         """A resource this update creates has no pre-update hook (Heat creates it
@@ -615,17 +615,17 @@ class StackRun:
                 self.store.set_hook(self.stack.id, name, "pre-update", self.options.revision, "CLEARED")
 
     def _hook_point(self, defn: ResourceDefinition | None, record: ResourceState | None,
-                    verb: str, when: str, name: str = "", walked_only: bool = False,
-                    declared_too: bool = True) -> None:
-        """Pause before or after an action when a hook is set there (Heat's
-        semantics: the resource keeps its status, what depends on it waits).
-        ``walked_only``: the resource is left as it is, so stepping does not stop.
-        ``declared_too``: False where only stepping stops (Heat would not)."""
+                    verb: str, when: str, name: str = "", walked_only: bool = False) -> None:
+        """Pause before or after an action when a hook is set there and Heat
+        would stop (``_heat_stops``; Heat's semantics: the resource keeps its
+        status, what depends on it waits).  Stepping, a mode of ours, stops before
+        every action.  ``walked_only``: the resource is left as it is, so stepping
+        does not stop."""
         name = name or (defn.name if defn else "")
         hook = f"{when}-{verb}"
         declared = defn.hooks if defn else self._declared_hooks(name)
         stepped = self.options.stepping and when == "pre" and not walked_only
-        held = declared_too and hook in self.hooks_of(name, declared)
+        held = self._heat_stops(verb) and hook in self.hooks_of(name, declared)
         if self.options.restore or not (held or stepped):
             return
         status = self.store.hook_status(self.stack.id, name, hook, self.options.revision)
@@ -1038,12 +1038,8 @@ class StackRun:
     def _delete_resource(self, name: str) -> None:
         record = self.records[name]
         declared = self._declared_hooks(name)
-        deleting_stack = self.walk_action == "DELETE"
         if not (record.action == "DELETE" and record.status == "COMPLETE"):
-            # Heat stops at pre-delete and post-delete hooks only while the stack
-            # itself is deleted (Resource.delete): a resource an update removes, or
-            # a rollback deletes, goes without stopping.
-            self._hook_point(None, record, "delete", "pre", name=name, declared_too=deleting_stack)
+            self._hook_point(None, record, "delete", "pre", name=name)
             handler = self.handlers.get(name) or handler_for_record(record, self.runtime)
             state = replace(record, action="DELETE", status="IN_PROGRESS", status_reason="")
             self.save(state, "state changed")
@@ -1057,7 +1053,7 @@ class StackRun:
             record = replace(state, status="COMPLETE", status_reason="state changed")
             self.save(record, "state changed", durable=False)
         # A post-delete hook keeps the (deleted) record until it is cleared.
-        if deleting_stack and "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
+        if "post-delete" in self.hooks_of(name, declared) and not self.options.restore:
             self._hook_point(None, record, "delete", "post", name=name)
         with self.store.transaction(durable=False):
             self.store.delete_resource(self.stack.id, name)
