@@ -63,6 +63,7 @@ class ActionModule(StackAction):
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
     INTERRUPTIBLE = True
+    REACHES_HOSTS = True
     _supports_diff = True
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:

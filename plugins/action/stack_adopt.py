@@ -51,6 +51,7 @@ class ActionModule(StackAction):
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
     MUTUALLY_EXCLUSIVE = (("abandon_file", "stack"),)
+    REACHES_HOSTS = True  # adopted module resources run their modules
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         abandoned, source = self._abandoned(args)

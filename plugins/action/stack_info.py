@@ -44,6 +44,7 @@ class ActionModule(StackAction):
     """List stacks, or show one with its revisions, resources, events and outputs."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    REACHES_HOSTS = True  # drift reads run modules in check mode
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         with self.task_store(args) as store:

@@ -25,6 +25,9 @@ from ansible.plugins.loader import action_loader, fragment_loader, module_loader
 from ansible.utils.display import Display
 from ansible.utils.plugin_docs import get_plugin_docs
 
+from ansible import constants as C
+
+from .forked_hosts import ForkedHost, forked_host, serve as serve_here
 from .play_hosts import PlayHost
 from ..errors import HotplayError
 from .child_processes import stop_child_processes
@@ -48,7 +51,8 @@ _result_fields: dict[str, frozenset[str]] = {}
 
 class AnsibleHost(PlayHost):
     """The play host, and what the controller knows about modules (their
-    documented options), for module resources."""
+    documented options), for module resources; served in a process of its own
+    (``forked_hosts``)."""
 
     def module_options(self, module: str) -> Mapping[str, Any] | None:
         return module_options(module)
@@ -248,8 +252,11 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
     # SIGTERM and SIGINT cancel ``self.cancel`` while ``perform`` runs (runs that
     # change stacks stop cleanly); other plugins keep Ansible's own handling.
     INTERRUPTIBLE: ClassVar[bool] = False
+    # The plugin's engine calls may run modules on hosts from many threads: a fork
+    # server, started while the task's process has one thread, runs each call.
+    REACHES_HOSTS: ClassVar[bool] = False
 
-    host: AnsibleHost
+    host: ForkedHost
     cancel: Cancel
     secrets: SecretValues
 
@@ -259,14 +266,14 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
         args = native_data(self.validate_argument_spec(
             argument_spec=self.ARGUMENT_SPEC, mutually_exclusive=list(self.MUTUALLY_EXCLUSIVE) or None
         )[1])
-        self.host = AnsibleHost(self, task_vars or {})
         self.cancel = Cancel()
         self.secrets = SecretValues()
         try:
             with ExitStack() as scope:
+                spared = scope.enter_context(self._hosts(task_vars or {}))
                 if self.INTERRUPTIBLE:
                     scope.enter_context(interruptible(self.cancel))
-                    self.cancel.listeners.append(lambda _reason: stop_child_processes())
+                    self.cancel.listeners.append(lambda _reason: stop_child_processes(spared=spared))
                 outcome = self.perform(args)
         except HotplayError as error:
             result.update(engine_failure(error))
@@ -274,6 +281,26 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
             result.update(outcome)
         documentation = type(self).__module__.replace(".plugins.action.", ".plugins.modules.")
         return masked(result, self.secrets, result_field_names(documentation))
+
+    @contextmanager
+    def _hosts(self, task_vars: dict[str, Any]) -> Iterator[frozenset[int]]:
+        """``self.host`` while the task runs; the processes a cancel must spare
+        (the fork server: the calls it forked are stopped, it serves the rest)."""
+        root = AnsibleHost(self, task_vars)
+        hostvars = task_vars.get("hostvars")
+        inventory = None if hostvars is None else frozenset(str(name) for name in hostvars)
+        localhost = frozenset(C.LOCALHOST)
+        if not self.REACHES_HOSTS:
+            self.host = ForkedHost(root.name, lambda request: serve_here(root, request), inventory,
+                                   localhost)
+            yield frozenset()
+            return
+        self.host, server = forked_host(root, inventory, localhost)
+        try:
+            yield frozenset() if server is None else frozenset({server.pid})
+        finally:
+            if server is not None:
+                server.close()
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
         """The plugin's own work: what to add to the task result."""

@@ -22,10 +22,11 @@ from ..store.processes import descendants
 GRACE_SECONDS = 5.0
 
 
-def stop_child_processes(grace: float = GRACE_SECONDS) -> None:
-    """SIGTERM every descendant of this process now, SIGKILL those left after
-    ``grace`` seconds (in the background: the caller may be a signal handler)."""
-    children = descendants(os.getpid())
+def stop_child_processes(grace: float = GRACE_SECONDS, spared: frozenset[int] = frozenset()) -> None:
+    """SIGTERM every descendant of this process now but the ``spared`` ones (their
+    own descendants are not spared), SIGKILL those left after ``grace`` seconds
+    (in the background: the caller may be a signal handler)."""
+    children = descendants(os.getpid()) - spared
     _signal_all(children, signal.SIGTERM)
     if children:
         killer = threading.Timer(grace, _kill_survivors, args=(children,))

@@ -9,8 +9,10 @@ payload holds sources only: every run of a module on a host compiles
 the CPU a short module (``stat``, ``copy``) costs.  A playbook pays that once per
 task; a stack of module resources once per resource, all in one task.
 
-So, in the task's process, a payload is read once per module and given bytecode
-for its module_utils, then reused from memory.  The bytecode is in checked
+So a payload is given bytecode for its module_utils once per module and task:
+the compiled payload is kept beside ansible-core's cached one (each call of a
+stack runs in a process of its own, forked from the task's: the file is what
+they share), and reused from memory within a process.  The bytecode is in checked
 hash-based ``.pyc`` entries (PEP 552) beside the sources: the host's zipimport
 uses one only when its Python is the controller's version (the magic number) and
 the source it was compiled from is the one in the payload (the hash), and
@@ -25,10 +27,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import importlib.util
 import io
 import marshal
+import os
+import pickle
 import threading
 import zipfile
 from typing import Any
@@ -40,6 +45,8 @@ _CHECKED_HASH = (0b11).to_bytes(4, "little")
 
 _LOCK = threading.Lock()
 _PAYLOADS: dict[str, Any] = {}
+# The compiled payload's file, beside ansible-core's cached payload.
+COMPILED_SUFFIX = ".hotplay-compiled"
 
 
 def reuse_compiled_payloads() -> None:
@@ -53,11 +60,35 @@ def reuse_compiled_payloads() -> None:
     def load_compiled(path: str) -> Any:
         with _LOCK:  # one compile per payload, even when twenty calls want it at once
             if path not in _PAYLOADS:
-                _PAYLOADS[path] = compiled(load(path))
+                _PAYLOADS[path] = _read_compiled(path) or _write_compiled(path, compiled(load(path)))
             return _PAYLOADS[path]
 
     load_compiled._hotplay_compiled = True  # type: ignore[attr-defined]
     cached.load = staticmethod(load_compiled)
+
+
+def _read_compiled(path: str) -> Any:
+    """The compiled payload another process of this task kept, None when there is none."""
+    try:
+        with open(path + COMPILED_SUFFIX, "rb") as kept:
+            # ansible-core's own cache beside it is a pickle of the same kind.
+            return pickle.load(kept)  # noqa: S301 - written by this task, in its private temp dir
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        return None
+
+
+def _write_compiled(path: str, payload: Any) -> Any:
+    """Keep ``payload`` for the task's other processes (best effort: the payload
+    is still used when the temporary directory cannot be written)."""
+    part = f"{path}{COMPILED_SUFFIX}.{os.getpid()}"
+    try:
+        with open(part, "wb") as kept:
+            pickle.dump(payload, kept)
+        os.replace(part, path + COMPILED_SUFFIX)
+    except (OSError, pickle.PicklingError):
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+    return payload
 
 
 def compiled(payload: Any) -> Any:

@@ -2,19 +2,21 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Reaching inventory hosts from an action plugin, the way ``delegate_to`` does.
 
-Every call gets a connection of its own, built from the target host's variables as
-``TaskExecutor`` builds one, and an action handler of its own.  So calls to one host
-run side by side, each with its own remote temporary directory, and a stack can
-reach other inventory hosts than the task's (a deployment group, a module resource
-with ``host``).  With ssh the connections share ssh's ControlMaster socket, so a new
-connection costs no new handshake."""
+A ``PlayHost`` runs in a process that has one thread, as ansible-core's task
+machinery expects: a process the task's fork server made for one call
+(``forked_hosts``), or the task's own while nothing else runs there.  Every call
+gets a connection of its own, built from the target host's variables as
+``TaskExecutor`` builds one, and an action handler of its own, so a stack can
+reach other inventory hosts than the task's (a deployment group, a module
+resource with ``host``).  With ssh the connections share ssh's ControlMaster
+socket, so a new connection costs no new handshake."""
 
 from __future__ import annotations
 
 import contextvars
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ansible import constants as C
@@ -24,40 +26,13 @@ from ansible.plugins.loader import become_loader, connection_loader
 from ansible.template import trust_as_template
 
 from ..errors import HotplayError
+from .forked_hosts import HostUnreachable
 from .module_payloads import reuse_compiled_payloads
 
 
-_BUILDING = threading.Lock()
-# Ansible's plugin loader puts a plugin's module in sys.modules before running its
-# code: a second thread loading the same plugin for the first time can get a
-# module without its class yet ("has no attribute 'ActionModule'").  Handlers are
-# built one at a time (_BUILDING), and the loaders' first loads are serialised
-# too, for a running plugin that loads another (template loads copy); running
-# the plugins is not.
-_LOADING = threading.RLock()
-# Calls to one host over a network connection at once: each holds an ssh session
-# on the shared ControlMaster while it runs, and sshd refuses more than its
-# MaxSessions (10 by default) on one connection.
-REMOTE_CALLS_PER_HOST = 8
-
-
-def _load_one_at_a_time(loader: Any) -> None:
-    """Serialise the loader's first loads of plugin code (patched once per process:
-    the worker process that runs this task)."""
-    load = getattr(loader, "_load_module_source", None)
-    if load is None or getattr(load, "_hotplay_serialised", False):
-        return
-
-    def serialised(*args: Any, **kwargs: Any) -> Any:
-        with _LOADING:
-            return load(*args, **kwargs)
-
-    serialised._hotplay_serialised = True  # type: ignore[attr-defined]
-    loader._load_module_source = serialised
-
-
-class HostUnreachable(HotplayError):
-    """A host could not be reached while a deployment or module ran on it."""
+# Facts ansible-core learns of a host while it runs a module on it, which the
+# next call to that host needs too (finding the interpreter costs a round trip).
+LEARNED_FACTS_PREFIX = "discovered_interpreter_"
 
 
 class PlayHost:
@@ -77,11 +52,7 @@ class PlayHost:
         self._variables: dict[str, Any] | None = None
         self._others: dict[str, PlayHost] = {}
         self.unreachable = ""
-        self._opening = threading.Lock()
-        self._opened = threading.Event()
-        self._remote_calls = threading.BoundedSemaphore(REMOTE_CALLS_PER_HOST)
-        for loader in (action._shared_loader_obj.action_loader, connection_loader, become_loader):
-            _load_one_at_a_time(loader)
+        self.transport: str | None = None  # the connection's, once a call made one
         reuse_compiled_payloads()
 
     # -- the HostContext interface ---------------------------------------------------
@@ -126,12 +97,9 @@ class PlayHost:
         variables = self._task_variables()
         cvars = self._connection_vars()
         try:
-            # Ansible's plugin loaders import plugins on first use, not safely from
-            # several threads at once: building is one at a time, running is not.
-            with _BUILDING:
-                handler = self._handler(task, variables, cvars)
-            result = self._paced(
-                handler, lambda: self._context.copy().run(self._run_handler, handler, variables))
+            handler = self._handler(task, variables, cvars)
+            self.transport = str(getattr(handler._connection, "transport", "") or "")
+            result = self._context.copy().run(self._run_handler, handler, variables)
         except AnsibleConnectionFailure as error:
             result = {"unreachable": True, "msg": str(error)}
         return self._reached(_with_message(result))
@@ -154,14 +122,16 @@ class PlayHost:
         return {"deploy_status_code": 0, "deploy_stdout": "\n".join(lines), "deploy_stderr": "",
                 "outputs": outputs}
 
-    def report_unreachable(self, result: dict[str, Any]) -> None:
-        """When the task's own host was lost, Ansible counts it unreachable (a
-        rolling play stops there)."""
-        if not self.unreachable:
-            return
-        # Ansible reports a result as unreachable only when it is not also failed.
-        result.update(unreachable=True, failed=False,
-                      msg=f"{result.get('msg', '')} ({self.unreachable})")
+    def learned_facts(self) -> dict[str, Any]:
+        """What ansible-core learned of the host so far that later calls reuse."""
+        facts = self._connection_vars().get("ansible_facts") or {}
+        return {key: value for key, value in facts.items() if str(key).startswith(LEARNED_FACTS_PREFIX)}
+
+    def learn_facts(self, facts: Mapping[str, Any]) -> None:
+        """Facts an earlier call learned (so ansible-core need not find them again)."""
+        if facts:
+            variables = self._connection_vars()
+            variables["ansible_facts"] = {**(variables.get("ansible_facts") or {}), **facts}
 
     # -- variables ----------------------------------------------------------------------
     def _task_variables(self) -> dict[str, Any]:
@@ -251,24 +221,6 @@ class PlayHost:
             return str(task.connection)
         play = self._action._task.get_play()
         return str(getattr(play, "connection", None) or C.DEFAULT_TRANSPORT)
-
-    def _paced(self, handler: Any, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """Over a network connection: until one call has reached the host, calls go
-        one at a time (the first opens the ssh ControlMaster the others then share:
-        twenty handshakes at once would meet sshd's MaxStartups and be refused),
-        then at most REMOTE_CALLS_PER_HOST at once."""
-        if getattr(handler._connection, "transport", "") == "local":
-            return run()
-        with self._remote_calls:
-            if self._opened.is_set():
-                return run()
-            with self._opening:
-                if not self._opened.is_set():
-                    result = run()
-                    if not result.get("unreachable"):
-                        self._opened.set()
-                    return result
-            return run()
 
     @staticmethod
     def _run_handler(handler: Any, variables: dict[str, Any]) -> dict[str, Any]:
