@@ -24,7 +24,7 @@ import os
 import signal
 import time
 
-from .processes import ancestors, descendants, pid_space, process_start, running
+from .processes import ancestors, descendants, is_process, pid_space, process_start, running
 from .base import LeaseRecord
 
 # How long killed processes are given to be gone (a process in uninterruptible
@@ -42,8 +42,12 @@ def fence(lease: LeaseRecord) -> str:
     here = pid_space()
     if not here or lease.pid_space != here:
         return UNREACHABLE
-    if process_start(lease.pid) != lease.pid_start:
+    alive = is_process(lease.pid, lease.pid_start)
+    if alive is False:
         return ""
+    if alive is None:
+        return (f"not fenced: its process {lease.pid} is hidden from this run (another user's, with /proc "
+                "mounted hidepid): left alone")
     if lease.pid == os.getpid() or lease.pid in ancestors(os.getpid()):
         return "not fenced: it is this process or one above it"
     try:

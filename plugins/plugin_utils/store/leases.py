@@ -15,7 +15,9 @@ whatever happened to its process or its database session meanwhile.
 An expired lease may be taken over; a held one never, with one exception that
 needs no waiting: a holder in this very PID namespace (same boot, same namespace)
 whose process is gone.  A holder elsewhere (another machine, another container,
-even one with the same hostname) is judged by its lease alone.  A holder whose
+even one with the same hostname) is judged by its lease alone, and so is one this
+process cannot see (another user's, with /proc mounted ``hidepid``): "cannot tell"
+is never "gone".  A holder whose
 lease ran out may still live (frozen, hung): where this host can reach it, the
 run taking over stops it and what it started first (fencing.py).
 """
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ContextManager
 
 from ..errors import LockLost, StackLocked
-from .processes import pid_space, process_start
+from .processes import is_process, pid_space, process_start
 from .base import BROKEN_NOTE, TAKEOVER_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
 from .fencing import fence
 
@@ -55,9 +57,10 @@ def this_process() -> Claimant:
 
 
 def holder_gone(lease: LeaseRecord) -> bool:
-    """The holder ran in this PID namespace, and its process has ended."""
+    """The holder ran in this PID namespace, and its process has ended (not merely
+    hidden from this one: that is judged by the lease)."""
     here = pid_space()
-    return bool(here) and lease.pid_space == here and process_start(lease.pid) != lease.pid_start
+    return bool(here) and lease.pid_space == here and is_process(lease.pid, lease.pid_start) is False
 
 
 def lost_message(stack_name: str, lease: LeaseRecord | None) -> str:

@@ -1,12 +1,17 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Facts about processes on this host, from /proc (Linux): who is below whom,
-when a process started, and which PID namespace this process sees.
+when a process started, who owns it, and which PID namespace this process sees.
 
 Used to stop a task's own modules (adapters/child_processes.py) and to fence the
 holder of a lease this run takes over (fencing.py); lease rows record these facts
 of their holder (leases.py).  Elsewhere /proc is missing and every answer is
 "nothing known".
+
+A process this one may not look at is not a process that is gone: with /proc
+mounted ``hidepid=2`` (usual on shared controllers) another user's processes are
+missing from /proc altogether, and with ``hidepid=1`` their files cannot be read.
+``is_process`` says "cannot tell" then, never "gone".
 """
 
 from __future__ import annotations
@@ -71,6 +76,50 @@ def process_start(pid: int) -> str:
     if len(fields) < 20 or fields[0] in ("Z", "X"):
         return ""
     return fields[19]
+
+
+def is_process(pid: int, start: str) -> bool | None:
+    """Whether ``pid`` is still the process that started at ``start``: True; False
+    when it has ended (or is a zombie, or its pid is another process's now); None
+    when this process cannot tell (it may not look at it: another user's process
+    under ``hidepid``)."""
+    if pid <= 0:
+        return False  # no process (and kill(0) would mean this process group)
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return _unseen(pid)  # gone, or hidden from this user (hidepid=2)
+    except (OSError, IndexError):
+        return None  # there, but not to be read by this user (hidepid=1)
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return False  # a killed process nobody has reaped yet holds nothing any more
+    return fields[19] == start
+
+
+def _unseen(pid: int) -> bool | None:
+    """A pid /proc does not show: False when no process has it, None when one
+    does (the kernel says so: this user may not signal it, or /proc hides it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return None  # EPERM: another user's process, hidden from this one
+    return None
+
+
+def owner(pid: int) -> tuple[int, ...]:
+    """The real, effective, saved and file-system user ids of a process (() when
+    it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Uid:"):
+                    return tuple(int(uid) for uid in line.split()[1:5])
+    except (OSError, ValueError):
+        pass
+    return ()
 
 
 def running(pid: int) -> bool:
