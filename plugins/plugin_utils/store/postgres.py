@@ -35,7 +35,18 @@ from urllib.parse import unquote
 from ..errors import StoreBusy, StoreError
 from .base import LeaseTerms
 from .leases import this_process
-from .sql import EVENT_INSERT, META_TABLE, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
+from .sql import (
+    EVENT_INSERT,
+    META_TABLE,
+    OLD_LOCKS_TABLE,
+    SCHEMA_VERSION,
+    Dialect,
+    OldLock,
+    SqlStore,
+    insert_sql,
+    old_locks_refusal,
+    quoted,
+)
 
 
 def _decoded(value: Any) -> Any:
@@ -67,6 +78,9 @@ DIALECT = Dialect(
 
 # Serialises schema creation/migration between stores opening the same database.
 _MIGRATION_LOCK_KEY = 0x686F74706C6179  # "hotplay"
+# A stack's lock up to schema version 2: a session's advisory lock on 64 bits of
+# md5 of its name (the ``locks`` row only named the holder).
+_OLD_LOCK_KEY = "('x' || substr(md5('hotplay.stacks:' || %s), 1, 16))::bit(64)::bigint"
 
 # How long a statement waits for a row another session has locked (the session's
 # lock_timeout) before the store says who holds it.  A live job's transactions last
@@ -169,6 +183,10 @@ class PostgresStore(SqlStore):
             ) from None
 
     def _migrate(self) -> None:
+        """Bring the store to ``SCHEMA_VERSION`` in one transaction (PostgreSQL's DDL
+        is transactional), one opener at a time (an advisory lock of the
+        transaction), reading the version again once that is held.  Refused while
+        a job of version 2 or older holds a lock that the upgrade would drop."""
         with self.transaction():
             self._execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK_KEY,))
             self._execute(META_TABLE)
@@ -179,13 +197,39 @@ class PostgresStore(SqlStore):
                     f"the store {self._shown} has schema version {current}, newer than this "
                     f"hotplay.stacks knows ({SCHEMA_VERSION}): upgrade the collection"
                 )
-            for version, statements in DIALECT.schema(after=current):
-                self._execute(statements)
-                self._execute(
-                    "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (str(version),),
-                )
+            if current == SCHEMA_VERSION:
+                return
+            held = self._held_old_locks()
+            if held:
+                raise old_locks_refusal(
+                    self._shown, current, [lock for lock, _session in held],
+                    "If that job hangs or is gone for good, end its database session (the lock "
+                    f"goes with it): SELECT pg_terminate_backend({held[0][1]})")
+            for _version, statement in DIALECT.statements(after=current):
+                self._execute(statement)
+            self._execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+
+    def _held_old_locks(self) -> list[tuple[OldLock, int]]:
+        """The rows of version 1's ``locks`` table whose job still holds the lock
+        (its session's advisory lock, which version 2 took first), each with that
+        job's session.  The table is locked first, so a job of that version taking
+        a lock meanwhile waits, and fails once the upgrade has dropped the table;
+        each free lock is held by this transaction until it ends."""
+        if not self._read("SELECT to_regclass(%s) IS NOT NULL AS present", (OLD_LOCKS_TABLE,))[0]["present"]:
+            return []
+        self._execute("LOCK TABLE locks IN ACCESS EXCLUSIVE MODE")
+        held = []
+        for row in self._read("SELECT stack_name, holder, host, pid, backend_pid, acquired FROM locks"
+                              " ORDER BY stack_name"):
+            free = self._read(f"SELECT pg_try_advisory_xact_lock({_OLD_LOCK_KEY}) AS free", (row["stack_name"],))
+            if not free[0]["free"]:
+                held.append((OldLock(row["stack_name"], row["holder"], row["host"], int(row["pid"]),
+                                     row["acquired"]), int(row["backend_pid"])))
+        return held
 
     def close(self) -> None:
         with self._lock:

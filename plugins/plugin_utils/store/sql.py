@@ -19,7 +19,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar, ContextManager
 
-from ..errors import StackNotFound
+from ..errors import StackNotFound, StoreError
 from ..secrets import new_salt
 from .leases import LeaseRows
 from .base import (
@@ -166,6 +166,39 @@ DROP TABLE IF EXISTS locks;
 )
 
 
+# A store is upgraded by the first run of a newer version that opens it, in one
+# transaction.  Up to version 2 a stack's lock was a row of ``locks`` (version 1's
+# table), which version 4 drops: a job of such a version still running would lose
+# its lock under it, and both jobs would apply the stack.  So while a row there is
+# held (each backend says when: sqlite.py, postgres.py), the upgrade is refused.
+OLD_LOCKS_TABLE = "locks"
+
+
+@dataclass(frozen=True)
+class OldLock:
+    """A lock row of version 1's ``locks`` table that its job may still hold."""
+
+    stack_name: str
+    holder: str
+    host: str
+    pid: int
+    acquired: str
+
+
+def old_locks_refusal(store: str, version: int, held: Sequence[OldLock], what_else: str) -> StoreError:
+    """Why a store used by a job of an older version is not upgraded, and what to
+    do; ``what_else`` says how to free a lock whose job is gone for good."""
+    first, others = held[0], [lock.stack_name for lock in held[1:]]
+    more = f" (and {len(others)} more: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})" if others else ""
+    return StoreError(
+        f"the store {store} is in use by an older hotplay.stacks (schema version {version}): stack "
+        f"{first.stack_name} is locked by {first.holder} (pid {first.pid} on {first.host}, since "
+        f"{first.acquired}), a job of that version{more}. Upgrading the store to schema version "
+        f"{SCHEMA_VERSION} now would drop that lock under the running job, so nothing was changed. Let "
+        "that job finish (it removes its lock when it ends) and run this again, and upgrade hotplay.stacks "
+        "wherever this store is used (docs/store.md, \"Upgrading hotplay.stacks\"). " + what_else)
+
+
 @dataclass(frozen=True)
 class Dialect:
     """What differs between the SQL of two backends, as data."""
@@ -187,6 +220,12 @@ class Dialect:
         words = {"json": self.json_type, "flag": self.flag_type, "false": self.false,
                  "serial_key": self.serial_key, "live": self.live, "lock_owner": self.lock_owner}
         return [(version, text.format(**words)) for version, text in SCHEMA if version > after]
+
+    def statements(self, after: int = 0) -> list[tuple[int, str]]:
+        """``schema`` one statement at a time (each version's text holds no ``;``
+        but between statements), to run inside one transaction."""
+        return [(version, statement.strip()) for version, text in self.schema(after)
+                for statement in text.split(";") if statement.strip()]
 
     def native(self, sql: str) -> str:
         """``sql`` written with ``?`` placeholders in the driver's own (every ``?``

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,8 +26,18 @@ from ..errors import StoreBusy, StoreError
 from .base import LeaseTerms
 from .fencing import fence
 from .leases import LEASE_COLUMNS, lease_of
-from .processes import pid_space
-from .sql import EVENT_INSERT, SCHEMA_VERSION, Dialect, SqlStore, insert_sql, quoted
+from .processes import is_process, pid_space
+from .sql import (
+    EVENT_INSERT,
+    OLD_LOCKS_TABLE,
+    SCHEMA_VERSION,
+    Dialect,
+    OldLock,
+    SqlStore,
+    insert_sql,
+    old_locks_refusal,
+    quoted,
+)
 
 # How long a statement waits for another process's write (SQLite's busy timeout)
 # before the store says who holds the write lock: writes of a live job last
@@ -63,7 +74,7 @@ def _create_store(path: str) -> None:
         db = sqlite3.connect(building, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            _migrate(db)
+            _migrate(db, path)
         finally:
             db.close()
         try:
@@ -74,16 +85,77 @@ def _create_store(path: str) -> None:
         os.unlink(building)
 
 
-def _migrate(db: sqlite3.Connection) -> None:
-    for _version, statements in DIALECT.schema():
-        db.executescript(statements)
-    # The tables above are created when missing, so an older file is at the
-    # newest version now (2: the stack_keys table of secrets; 3: leases; 4: no locks).
-    db.execute(
-        "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
-        " DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < ?",
-        (str(SCHEMA_VERSION), SCHEMA_VERSION),
-    )
+def _migrate(db: sqlite3.Connection, path: str) -> None:
+    """Bring the store to ``SCHEMA_VERSION`` in one transaction (SQLite's DDL is
+    transactional): under the write lock the version is read again (another run
+    may have upgraded the store meanwhile), the statements of each newer version
+    run, and the marker is set; any failure leaves the store as it was.  Refused
+    while a job of version 2 or older may hold a lock that the upgrade would drop
+    (``_held_old_locks``)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = _stored_version(db)
+        if version > SCHEMA_VERSION:
+            raise _newer(path, version)
+        if version == SCHEMA_VERSION and not _missing_objects(db):
+            db.execute("ROLLBACK")
+            return
+        held = _held_old_locks(db)
+        if held:
+            raise old_locks_refusal(
+                path, version, held,
+                "If that job is gone for good (its host is down: a job of that version on this host is "
+                f"seen to be gone), remove its lock row: sqlite3 {path} \"DELETE FROM locks WHERE "
+                f"stack_name = '{held[0].stack_name}'\"")
+        for _version, statement in DIALECT.statements(after=version):
+            db.execute(statement)
+        if _missing_objects(db):
+            # A marker ahead of its tables: what is missing is made again (only the
+            # statements that may run twice).
+            for _version, statement in DIALECT.statements():
+                if re.match(r"(CREATE (UNIQUE )?(TABLE|INDEX) IF NOT EXISTS|DROP (TABLE|INDEX) IF EXISTS) ",
+                            statement):
+                    db.execute(statement)
+        db.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?) ON CONFLICT (key)"
+            " DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _stored_version(db: sqlite3.Connection) -> int:
+    """The schema version the store's marker says (0: a new file, no marker yet)."""
+    try:
+        rows = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" not in str(error):
+            raise
+        rows = []
+    return int(rows[0][0]) if rows else 0
+
+
+def _held_old_locks(db: sqlite3.Connection) -> list[OldLock]:
+    """The rows of version 1's ``locks`` table whose job may still run: as version 2
+    judged them, a holder on another host (it cannot tell) or whose process on
+    this host is still the one that took the lock (or cannot be seen)."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      (OLD_LOCKS_TABLE,)).fetchall():
+        return []
+    here = socket.gethostname()
+    held = []
+    for name, holder, host, pid, start, acquired in db.execute(
+            "SELECT stack_name, holder, host, pid, pid_start, acquired FROM locks ORDER BY stack_name"):
+        if host != here or is_process(int(pid), str(start)) is not False:
+            held.append(OldLock(name, holder, host, int(pid), acquired))
+    return held
+
+
+def _newer(path: str, version: object) -> StoreError:
+    return StoreError(f"the store {path} has schema version {version}, newer than this "
+                      f"hotplay.stacks knows ({SCHEMA_VERSION}): upgrade the collection")
 
 
 def _missing_objects(db: sqlite3.Connection) -> bool:
@@ -113,8 +185,7 @@ def _refuse_unless_store(db: sqlite3.Connection, path: str) -> int:
         raise StoreError(f"{path} is an SQLite database but not a hotplay.stacks store "
                          "(it has no schema marker); give the path of a store, or a new file")
     if int(rows[0][0]) > SCHEMA_VERSION:
-        raise StoreError(f"the store {path} has schema version {rows[0][0]}, newer than this "
-                         f"hotplay.stacks knows ({SCHEMA_VERSION}): upgrade the collection")
+        raise _newer(path, rows[0][0])
     return int(rows[0][0])
 
 
@@ -167,7 +238,7 @@ class SqliteStore(SqlStore):
                 # read it, to say who holds it).
                 if version < SCHEMA_VERSION or _missing_objects(db):
                     db.execute("PRAGMA journal_mode=WAL")
-                    _migrate(db)
+                    _migrate(db, self.path)
             except (StoreError, sqlite3.Error):
                 db.close()
                 raise
