@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential clean
+.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential stress clean
 
 venv: $(BIN)/.installed
 
@@ -68,6 +68,12 @@ bench-cloud: install heat-peer
 # HOTPLAY_FUZZ_EXAMPLES (default 5000) examples per property (docs/security.md).
 fuzz: venv
 	bash scripts/fuzz.sh
+
+# The stress campaign of module resources (tests/integration/stress_campaign.py):
+# STRESS_RUNS (default 50) runs of 100 module resources on localhost and two SSH
+# hosts with CPU hogs beside, on SQLite and PostgreSQL; `make test` runs a short one.
+stress: install test-deps
+	bash scripts/stress_campaign.sh $(or $(STRESS_RUNS),50)
 
 # The long differential run against the real Heat engine (docs/heat-differences.md):
 # HOTPLAY_DIFFERENTIAL_CASES (default 2000) generated cases; figures and divergences

@@ -28,4 +28,9 @@ case "$what" in
          exec .venv/bin/python benchmarks/bench_modules.py ;;
   *) echo "usage: $0 [unit|integration|all|heat|cloud|bench|differential]" >&2; exit 2 ;;
 esac
-exec .venv/bin/python -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
+# Python's dev mode (-X dev, as PYTHONDEVMODE so that the xdist workers and every
+# ansible-playbook a test starts have it too): with pytest.ini, a DeprecationWarning
+# (forking a multi-threaded process) or ResourceWarning (a leak) raised by the
+# engine's own modules fails the test, and so does anything an Ansible worker
+# writes behind Ansible's back (tests/integration/conftest.py).
+PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
