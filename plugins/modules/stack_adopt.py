@@ -42,7 +42,11 @@ description:
     cloud by its id. Each C(Hotplay::Ansible::Module) resource of the template runs
     its module in check mode first, and a module that would change the real thing
     refuses the adoption, naming it and what differs; then the module runs to return
-    the thing's attributes, changing nothing. The names of servers, networks,
+    the thing's attributes, changing nothing. A module that cannot say in check mode
+    whether it would change the thing (no check mode) is never run for real; its
+    resource is recorded as the template says, with Heat's id and no attributes.
+    Modules run only from the O(template) and O(environment) the task gives, never
+    from the abandon data's own template, environment or files. The names of servers, networks,
     subnets, ports, routers, security groups and volumes are read through
     openstacksdk from O(cloud) (also with O(abandon_file)), since the templates find
     what they manage by name.
@@ -63,7 +67,13 @@ options:
     description:
       - A file of Heat's abandon data (JSON), as C(openstack stack abandon) or
         C(openstack stack export) writes it.
-      - Data that is not Heat's fails the task naming the file and the place in it.
+      - Data that is not Heat's fails the task naming the file and the place in it,
+        and nothing is written; so does data that Heat never writes, since an
+        abandon file may come from elsewhere. A resource type Heat does not have
+        (C(Hotplay::*), a name no C(resource_registry) mapping of the data renames),
+        anywhere in the data (its templates, the templates of its C(files), its
+        environments' C(resource_registry), its resources, at any depth); C(NaN) or
+        C(Infinity); data nested deeper than 100 levels; a stack name Heat would refuse.
       - Mutually exclusive with O(stack).
     type: path
   cloud:

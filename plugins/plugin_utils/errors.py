@@ -11,6 +11,7 @@ path, ``path`` stays empty so it is not said twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,7 +104,31 @@ class StackNotFound(HotplayError):
     @classmethod
     def named(cls, name: str) -> "StackNotFound":
         """Heat's wording for a stack that does not exist."""
-        return cls(f"The Stack ({name}) could not be found.")
+        return cls(f"The Stack ({shown_name(name)}) could not be found.")
+
+
+# Heat's rule for a top-level stack's name (heat/engine/stack.py, Stack.__init__'s
+# _validate_stack_name), matched whole: Heat's re.match with "$" also took a name
+# ending in a newline.
+STACK_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}")
+
+
+def invalid_stack_name(name: Any) -> StackValidationFailed | None:
+    """Heat's refusal of a name it would not give a new stack, or None when valid."""
+    if not isinstance(name, str):
+        return StackValidationFailed(f"Invalid stack name {shown_name(str(name))}, must be a string")
+    if STACK_NAME.fullmatch(name):
+        return None
+    return StackValidationFailed(
+        f"Invalid stack name {shown_name(name)} must contain only alphanumeric or \"_-.\" "
+        "characters, must start with alpha and must be 255 characters or less.")
+
+
+def shown_name(name: str) -> str:
+    """A name as a message may print it: control characters (a newline, an ANSI
+    escape that a terminal or AWX would obey) written as escapes, and cut when long."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+    return shown if len(shown) <= 300 else shown[:300] + "..."
 
 
 class StoreError(HotplayError):

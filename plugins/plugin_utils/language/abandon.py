@@ -11,22 +11,45 @@ is ``Resource.prepare_abandon`` (heat/engine/resource.py): ``name``,
 ``resource_data``; except a resource that is a stack of its own (a provider
 template, ``OS::Heat::Stack``, a group), which is its nested stack's abandon data
 (``StackResource.prepare_abandon``), resources and all, to any depth.
+
+Abandon data comes from elsewhere (another team's ``openstack stack abandon``, a
+ticket's attachment), so it is read as hostile input: JSON only (no ``NaN`` or
+``Infinity``), nested no deeper than documents may be, the stack named as Heat
+names stacks, and no resource type that Heat itself does not have, anywhere in it
+(its templates, the provider templates of its ``files``, its environments'
+``resource_registry``, its resources, at any depth).  Heat never writes a type
+only hotplay.stacks has (``Hotplay::Ansible::Module`` would run a command on the
+controller): such data was not written by Heat.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import HotplayError
-from .template.loader import Unreadable, decode, read_regular
+from ..errors import HotplayError, TemplateError, invalid_stack_name, shown_name
+from ..limits import MAX_DEPTH, MAX_NESTED_DEPTH
+from .registry import BASE_URL, HOOKS, RESTRICTED, is_template_name
+from .template.loader import Unreadable, decode, load_template_yaml, read_regular
 
 # The keys of a stack's abandon data without which nothing can be adopted (a
 # nested stack's template is its parent's to make, as Heat's adopt does).
 _STACK_KEYS = ("name", "id", "template", "resources")
 _NESTED_KEYS = ("name", "id", "resources")
+# The namespaces of the resource types Heat itself has (its plugins'); any other
+# type name is a provider template (a file name, ``.yaml`` or ``.template``) or an
+# alias that the environment's resource_registry maps to one of those.
+HEAT_NAMESPACES = ("OS::", "AWS::")
+# The namespace of the types only hotplay.stacks has: never in Heat's data.
+OWN_NAMESPACE = "Hotplay::"
+# Resources whose properties name more resource types: (type, property).
+_TYPES_IN_PROPERTIES = (("OS::Heat::ResourceChain", "resources"),)
+# Resources whose property holds a template of its own (text or a mapping).
+_TEMPLATES_IN_PROPERTIES = (("OS::Heat::Stack", "template"),)
 
 
 class AbandonDataError(HotplayError):
@@ -102,17 +125,214 @@ def load_abandon_file(path: str) -> AbandonedStack:
     except Unreadable as error:
         raise AbandonDataError(f"cannot read the abandon file: {error}", source=path) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as error:
         raise AbandonDataError(
             f"not JSON ({error.msg} at line {error.lineno} column {error.colno}): "
             "expected the JSON that openstack stack abandon writes", source=path) from None
+    except RecursionError:  # nested deeper than the JSON decoder goes
+        raise _too_deep(path, "") from None
     return read_abandon(data, path)
 
 
 def read_abandon(data: Any, source: str) -> AbandonedStack:
-    """Abandon data (already parsed) as records; ``source`` names it in errors."""
-    return _stack(data, source, "")
+    """Abandon data (already parsed) as records; ``source`` names it in errors.
+    Refused, naming ``source`` and the place: data nested too deep, a number JSON
+    cannot hold, a stack name Heat would refuse, a resource type Heat does not have."""
+    _check_document(data, source)
+    if isinstance(data, Mapping) and isinstance(data.get("name"), str):
+        refused = invalid_stack_name(data["name"])
+        if refused is not None:
+            raise AbandonDataError(f"{refused.message} (no stack of Heat has such a name: this is "
+                                   "not Heat's abandon data)", source=source, path="name")
+    abandoned = _stack(data, source, "")
+    foreign = foreign_types(abandoned)
+    if foreign:
+        listed = ", ".join(f"{place} ({type_name})" for place, type_name in foreign)
+        raise AbandonDataError(
+            f"resource types Heat does not have: {listed}; Heat's abandon data holds only "
+            f"Heat's own types ({', '.join(n + '*' for n in HEAT_NAMESPACES)}) and provider "
+            "templates, so this data was not written by Heat: nothing was adopted, nothing "
+            "written", source=source)
+    return abandoned
+
+
+class _NotJson:
+    """A constant JSON does not have (``NaN``, ``Infinity``), as the parser met it."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+
+def _not_json(token: str) -> _NotJson:
+    return _NotJson(token)
+
+
+def _check_document(data: Any, source: str) -> None:
+    """No deeper than MAX_DEPTH, and only JSON's values: no ``NaN`` or ``Infinity``
+    (Python's JSON reads them, SQLite would store them as no JSON, PostgreSQL
+    refuses them), nor a number too large for a float (read as infinity)."""
+    pending: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 0, ())]
+    while pending:
+        value, depth, place = pending.pop()
+        if isinstance(value, Mapping):
+            children: Iterator[tuple[Any, Any]] = iter(value.items())
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            if isinstance(value, _NotJson):
+                raise _not_a_number(f"{value.token} is not a JSON value (JSON has no NaN or "
+                                    "Infinity)", source, place)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _not_a_number("a number too large for JSON (it reads as Infinity)",
+                                    source, place)
+            continue
+        if depth >= MAX_DEPTH:
+            raise _too_deep(source, _spelled(place))
+        pending.extend((child, depth + 1, place + (key,)) for key, child in children)
+
+
+def _not_a_number(what: str, source: str, place: tuple[Any, ...]) -> AbandonDataError:
+    return AbandonDataError(f"{what}: expected the JSON that openstack stack abandon writes",
+                            source=source, path=_spelled(place))
+
+
+def _too_deep(source: str, path: str) -> AbandonDataError:
+    return AbandonDataError(f"nested deeper than the maximum of {MAX_DEPTH} levels: expected the "
+                            "JSON that openstack stack abandon writes", source=source,
+                            path=_cut(path))
+
+
+def _spelled(place: tuple[Any, ...]) -> str:
+    path = ""
+    for key in place:
+        path += f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
+    return _cut(path)
+
+
+def _cut(path: str, limit: int = 120) -> str:
+    return path if len(path) <= limit else path[:limit] + "..."
+
+
+# -- resource types: only Heat's ---------------------------------------------------------
+
+
+def heat_has(type_name: str) -> bool:
+    """Whether Heat itself can have a resource of this type: one of its own
+    namespaces, or a provider template (Heat's rule: a name ending .yaml or .template)."""
+    return type_name.startswith(HEAT_NAMESPACES) or is_template_name(type_name)
+
+
+def foreign_types(abandoned: AbandonedStack) -> list[tuple[str, str]]:
+    """(place, type) of every resource type in the abandon data that Heat does not
+    have, at any depth: in its templates (a group's ``resource_def``, a chain's
+    ``resources``, an ``OS::Heat::Stack``'s own template too), in the templates of
+    its ``files``, as the target of a ``resource_registry`` mapping, as a resource's
+    ``type``.  A name of hotplay.stacks' own namespace is never Heat's; another name
+    outside Heat's namespaces is an alias, Heat's only when a mapping of the data
+    renames it (the mapping's target is checked in turn)."""
+    stacks = [("", abandoned)] + [("".join(f"resources.{n}." for n in path), entry.stack)
+                                  for path, entry in abandoned.walk() if entry.stack is not None]
+    mapped: list[str] = []
+    found: list[tuple[str, str]] = []
+    for prefix, stack in stacks:
+        registry = stack.environment.get("resource_registry")
+        if isinstance(registry, Mapping):
+            found += _registry_targets(registry, f"{prefix}environment.resource_registry", mapped)
+    for prefix, stack in stacks:
+        found += _template_types(stack.template, f"{prefix}template", 0)
+        for name, text in sorted(stack.files.items()):
+            template = _as_template(text, name)
+            if template is not None:
+                found += _template_types(template, f"{prefix}files.{name}", 0)
+        found += [(f"{prefix}resources.{name}.type", entry.type)
+                  for name, entry in sorted(stack.resources.items())
+                  if entry.stack is None and entry.type]
+    return [(place, type_name) for place, type_name in found
+            if not _known_to_heat(type_name, mapped)]
+
+
+def _known_to_heat(type_name: str, mapped: list[str]) -> bool:
+    name = type_name[:-1] if type_name.endswith("*") else type_name  # a wildcard's target
+    if name.startswith(OWN_NAMESPACE):
+        return False
+    return heat_has(name) or any(
+        type_name == key or (key.endswith("*") and fnmatch.fnmatchcase(type_name, key))
+        for key in mapped)
+
+
+def _registry_targets(registry: Mapping[str, Any], path: str,
+                      mapped: list[str]) -> list[tuple[str, str]]:
+    """(place, target) of every mapping of a resource_registry, per-resource entries
+    too; the type names it maps are added to ``mapped``."""
+    found: list[tuple[str, str]] = []
+    for key, value in registry.items():
+        here = f"{path}.{key}"
+        if key in (HOOKS, RESTRICTED, BASE_URL):
+            continue
+        if isinstance(value, Mapping):
+            found += _registry_targets(value, here, mapped)
+        elif isinstance(value, str):
+            mapped.append(str(key))
+            found.append((here, value))
+    return found
+
+
+def _template_types(template: Any, path: str, depth: int) -> list[tuple[str, str]]:
+    """(place, type) of the resource types a template names."""
+    found: list[tuple[str, str]] = []
+    resources = template.get("resources") if isinstance(template, Mapping) else None
+    if not isinstance(resources, Mapping):
+        return found
+    for name, resource in resources.items():
+        if not isinstance(resource, Mapping):
+            continue
+        here = f"{path}.resources.{name}"
+        written = resource.get("type")
+        if isinstance(written, str):
+            found.append((f"{here}.type", written))
+        properties = resource.get("properties")
+        if not isinstance(properties, Mapping):
+            continue
+        # Types a property names: any "type" in the properties (a group's
+        # resource_def, a scaling group's resource), a chain's list of types.
+        found += [(f"{here}.properties.{place}", value) for place, value in _typed(properties, "")]
+        for type_name, key in _TYPES_IN_PROPERTIES:
+            listed = properties.get(key) if written == type_name else None
+            if isinstance(listed, list):
+                found += [(f"{here}.properties.{key}[{index}]", item)
+                          for index, item in enumerate(listed) if isinstance(item, str)]
+        for type_name, key in _TEMPLATES_IN_PROPERTIES:
+            inner = properties.get(key) if written == type_name else None
+            if isinstance(inner, str):
+                inner = _as_template(inner, f"{here}.properties.{key}")
+            if isinstance(inner, Mapping) and depth < MAX_NESTED_DEPTH:
+                found += _template_types(inner, f"{here}.properties.{key}", depth + 1)
+    return found
+
+
+def _typed(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(place, value) of each ``type: <a namespaced name>`` inside ``value``."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key == "type" and isinstance(item, str) and "::" in item:
+                yield here, item
+            else:
+                yield from _typed(item, here)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _typed(item, f"{path}[{index}]")
+
+
+def _as_template(text: str, source: str) -> Mapping[str, Any] | None:
+    """A file's text as a template, or None when it is none (a script, a text that
+    is not YAML: it cannot be run as a template either)."""
+    try:
+        data = load_template_yaml(text, source)
+    except TemplateError:
+        return None
+    return data if isinstance(data, Mapping) and isinstance(data.get("resources"), Mapping) else None
 
 
 def _stack(data: Any, source: str, path: str) -> AbandonedStack:
@@ -136,8 +356,12 @@ def _stack(data: Any, source: str, path: str) -> AbandonedStack:
     entries = _mapping(data["resources"], source, resources_path)
     resources = {str(name): _resource(str(name), entry, source, f"{resources_path}.{name}")
                  for name, entry in entries.items()}
+    name = _text(data["name"], source, _join(path, "name"))
+    if not name.isprintable():  # a nested stack's name is its parent's, its resource's
+        raise AbandonDataError(f"stack name {shown_name(name)} has control characters: no stack of "
+                               "Heat has such a name", source=source, path=_join(path, "name"))
     return AbandonedStack(
-        name=_text(data["name"], source, _join(path, "name")),
+        name=name,
         id=_text(data["id"], source, _join(path, "id")),
         action=str(data.get("action") or ""), status=str(data.get("status") or ""),
         template=template, environment=environment, files=dict(files), resources=resources,

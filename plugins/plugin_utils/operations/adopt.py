@@ -119,8 +119,11 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     stack = scratch.create_stack(request.name, stack_id=request.abandoned.id)
     scratch.attach(stack.id)
     revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
+    # Modules run only from the task's own template and environment, never from what
+    # the abandon data brings (it is input from elsewhere): without them, no host.
+    host = request.host if request.template else None
     run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
-                                                            host=request.host,
+                                                            host=host,
                                                             preview=request.check_mode))
     try:
         ok = run.converge(definition, "ADOPT")

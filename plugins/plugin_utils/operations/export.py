@@ -21,6 +21,7 @@ from ..language.environment import merge_environments, parse_environment
 from ..language.template.loader import load_yaml
 from ..resources.base import resource_class
 from ..resources.facades import OPENSTACK_FACADES
+from ..resources.nested import ADOPTED_ID
 from ..store.base import ResourceState, StackRecord, Store
 
 
@@ -58,7 +59,9 @@ def _facade_data(store: Store, state: ResourceState) -> dict[str, Any]:
     """A provider template standing for one of Heat's OpenStack types: to Heat it is
     that type's resource, whose id is the thing's (the template's OS::stack_id)."""
     outputs = store.get_stack(state.nested_stack_id or "").outputs
-    return {"name": state.name, "resource_id": outputs.get("OS::stack_id") or "", "type": state.type,
+    # Adopted with a module that could not say in check mode, so not run: Heat's id.
+    thing = outputs.get("OS::stack_id") or state.data.get(ADOPTED_ID) or ""
+    return {"name": state.name, "resource_id": thing, "type": state.type,
             "action": state.action, "status": state.status, "metadata": dict(state.metadata),
             "resource_data": {}}
 

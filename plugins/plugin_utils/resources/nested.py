@@ -254,7 +254,7 @@ class TemplateResource(NestedStackResource):
                             lambda: (self.child_template(properties), frozenset()), "ADOPT",
                             adopt=self._adopted_members(child.name, child.id, adopted))
         made = self.runtime.store.get_stack(child.id).outputs.get("OS::stack_id")
-        # A check-mode adoption does not run a module that cannot check: no id then.
+        # An adoption does not run a module that cannot check (runtime.preview): no id then.
         if made != adopted.resource_id and not (made is None and getattr(self.runtime, "preview", False)):
             raise self.fail(f"{self.name}: {self.template_key} found {made!r}, not the "
                             f"{self._declared().type} {adopted.resource_id} Heat has")
@@ -308,7 +308,7 @@ class TemplateResource(NestedStackResource):
         outputs = self.outputs(state)
         if outputs.get("OS::stack_id"):
             return outputs["OS::stack_id"]
-        if state.data.get(ADOPTED_ID):  # Heat's resource adopted, its template's id unknown (check mode)
+        if state.data.get(ADOPTED_ID):  # Heat's resource adopted, its template's id unknown
             return state.data[ADOPTED_ID]
         if not state.nested_stack_id:
             return self.name

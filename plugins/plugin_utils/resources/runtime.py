@@ -74,7 +74,8 @@ class RuntimeContext(Protocol):
 
     @property
     def preview(self) -> bool:
-        """The run only shows what it would do (check mode): nothing real may change."""
+        """Nothing real may change: the run only shows what it would do (check mode), or
+        records what exists (an adoption)."""
 
     @property
     def host(self) -> Any:

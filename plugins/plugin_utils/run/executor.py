@@ -201,7 +201,10 @@ class RunRuntime:
 
     @property
     def preview(self) -> bool:
-        return self.run.options.preview
+        """Nothing real may change: in check mode, and in an adoption (it records what
+        exists: a module that cannot say in check mode whether it would change the
+        thing is not run, and its resource is recorded as the template says)."""
+        return self.run.options.preview or self.run.options.adopt is not None
 
     @property
     def host(self) -> Any:

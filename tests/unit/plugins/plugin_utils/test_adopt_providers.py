@@ -151,15 +151,27 @@ def test_the_real_thing_must_be_the_one_heat_has(store, hosts, tmp_path: Path) -
     assert store.list_stacks() == []
 
 
-def test_a_module_without_check_mode_is_read_by_running_it(store, hosts, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """It cannot say whether it would change the thing: it runs once, as a rerun would, and
-    what it returns is kept (openstack.cloud.network has no check mode)."""
+def test_a_module_without_check_mode_is_not_run_for_real(store, hosts, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """It cannot say whether it would change the thing, and an adoption changes nothing:
+    it runs in check mode only, and the resource is recorded as the template says, with
+    Heat's id and no attributes (openstack.cloud.network has no check mode).  The same
+    files applied next change nothing; exported back, it is Heat's resource with its id."""
     provider = yaml.safe_load(yaml.safe_dump(PROVIDER))
     provider["resources"]["network"]["properties"]["module"] = "test.fake.nocheck"
     monkeypatch.setitem(globals(), "PROVIDER", provider)
     hosts.files["play"] = {HEAT_NAME: "net-1234"}
     adopted = adopt_stack(store, request(tmp_path, hosts), "test").as_dict()
     assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")
-    assert [c["check_mode"] for c in hosts.calls] == [True, False]
-    assert adopted["outputs"] == {"net": "net-1234", "net_name": HEAT_NAME}
+    assert [c["check_mode"] for c in hosts.calls] == [True]
+    assert adopted["outputs"] == {"net": "net-1234", "net_name": None}
+    listed = {r["name"]: r["physical_id"] for r in adopted["resources"]}
+    assert listed["net/network"] == "net-1234"
+
+    template, environment = write_inputs(tmp_path)
+    again = apply_stack(store, ApplyRequest(name="web", template=template, environment=[environment],
+                                            host=hosts.host()), "test").as_dict()
+    assert again["changed"] is False, again
+    assert [c["check_mode"] for c in hosts.calls] == [True] and hosts.files["play"] == {HEAT_NAME: "net-1234"}
+    exported = heat_abandon(store, "web")["resources"]["net"]
+    assert (exported["type"], exported["resource_id"]) == ("OS::Neutron::Net", "net-1234")
