@@ -15,7 +15,9 @@ change what no row of the store knows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import signal
 import subprocess
 import time
@@ -29,7 +31,9 @@ from conftest import BIN, INSTALLED, write_template
 from processes import descendants, wait_until
 
 PROBE = '''\
+import contextlib
 import os
+import sqlite3
 import threading
 
 from ansible.plugins.action import ActionBase
@@ -165,3 +169,62 @@ def test_a_killed_job_leaves_no_module_running(tmp_path: Path, victims: str) -> 
         job.wait(30)
         for pid in with_marker(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+WAITING = """\
+    heat_template_version: 2021-04-16
+    resources:
+      waits:
+        type: OS::Heat::ResourceGroup
+        properties:
+          count: 150
+          resource_def:
+            type: OS::Heat::TestResource
+            properties: {value: "%index%", wait_secs: 90}
+    """
+
+
+def test_a_task_whose_ansible_playbook_is_gone_stops_and_records_it(tmp_path: Path) -> None:
+    """kill -9 of ansible-playbook alone (an OOM kill): its worker, in a session of
+    its own, used to go on, until blocked for good writing to the dead controller."""
+    template = write_template(tmp_path, "waits.yaml", WAITING)
+    store = tmp_path / "store.db"
+    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [{
+        "hotplay.stacks.stack": {"name": "waits", "template": str(template),
+                                 "store": f"sqlite:///{store}"}}]}]
+    playbook = tmp_path / "waits.yml"
+    playbook.write_text(yaml.safe_dump(play))
+    environment = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
+                   "ANSIBLE_LOCALHOST_WARNING": "false", "PATH": f"{BIN}:{os.environ['PATH']}"}
+    environment.pop("PYTHONPATH", None)
+    job = subprocess.Popen([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                            str(playbook)], cwd=tmp_path, env=environment,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    try:
+        wait_until(lambda: store.exists() and stack_row(store) is not None, 120, "the run to start")
+        workers = children_of(job.pid)
+        assert workers
+        os.kill(job.pid, signal.SIGKILL)
+        # Before: the worker waited out its 90 s resources (or blocked for good).
+        wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), 40,
+                   "the worker to end")
+        action, status, reason = stack_row(store)
+        assert (action, status) == ("CREATE", "FAILED")
+        assert "ansible-playbook process that ran this task is gone" in reason
+    finally:
+        job.kill()
+        job.wait(30)
+        for pid in workers | {p for w in workers for p in descendants(w)}:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def stack_row(store: Path) -> tuple[str, str, str] | None:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT action, status, status_reason FROM stacks "
+                             "WHERE parent_id IS NULL").fetchone()
+    except sqlite3.OperationalError:
+        return None  # not made yet
+    return None if row is None else tuple(row)

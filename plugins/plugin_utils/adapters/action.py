@@ -31,6 +31,7 @@ from .forked_hosts import ForkedHost, forked_host, serve as serve_here
 from .play_hosts import PlayHost
 from ..errors import HotplayError
 from .child_processes import stop_child_processes
+from .controller_watch import watching_controller
 from .no_log_options import no_log_options
 from ..model.plan import Plan
 from ..secrets import SecretValues, StoreKey
@@ -274,6 +275,9 @@ class StackAction(ActionBase):  # type: ignore[misc]  # ansible-core has no type
                 if self.INTERRUPTIBLE:
                     scope.enter_context(interruptible(self.cancel))
                     self.cancel.listeners.append(lambda _reason: stop_child_processes(spared=spared))
+                    final_queue = getattr(_display, "_final_q", None)
+                    if final_queue is not None:  # in an Ansible worker
+                        scope.enter_context(watching_controller(final_queue, self.cancel.trigger))
                 outcome = self.perform(args)
         except HotplayError as error:
             result.update(engine_failure(error))
