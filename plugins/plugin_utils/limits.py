@@ -38,3 +38,9 @@ YAQL_ADDRESS_SPACE = 512 * 1024 * 1024
 # Parameter constraints: an allowed_pattern gets this long to match a value.
 PATTERN_SECONDS = 2.0
 PATTERN_ADDRESS_SPACE = 256 * 1024 * 1024
+# Parameter values given from outside (the playbook's parameters, an environment's
+# parameters and parameter_defaults, an abandon file's): each at most what Heat's
+# whole create request may be (max_json_body_size, 1 MiB), all of them together at
+# most a template's size.  Characters of text (a list or a map: of its strings).
+MAX_PARAMETER_SIZE = 1024 * 1024
+MAX_PARAMETERS_SIZE = MAX_TEMPLATE_SIZE

@@ -27,6 +27,7 @@ from ..language.environment import (
     read_environment,
 )
 from ..errors import StackValidationFailed
+from ..limits import MAX_PARAMETER_SIZE, MAX_PARAMETERS_SIZE
 from ..store.base import RevisionRecord
 from ..language.template.loader import TemplateSource, decode, load_template, load_yaml, read_regular
 
@@ -108,6 +109,54 @@ def load_inputs_from_envs(environment_paths: Sequence[str],
         texts.append((path, _environment_text(path)))
     empty = TemplateSource("", {}, {})
     return LoadedInputs(empty, EMPTY_ENVIRONMENT, files, tuple(texts))
+
+
+def check_parameter_sizes(given: Mapping[str, Any], environment: Environment | None = None) -> None:
+    """Refuse, before anything is read further or written, a parameter value larger
+    than MAX_PARAMETER_SIZE, or values that add up to more than MAX_PARAMETERS_SIZE:
+    the task's ``given`` values, the environment's ``parameters`` and
+    ``parameter_defaults`` (each environment file is at most a template's size, but
+    there may be many).  A value is counted only up to the limit."""
+    layers: list[tuple[str, Mapping[str, Any]]] = [("", given)]
+    if environment is not None:
+        layers += [(f"the environment's {section}", getattr(environment, section))
+                   for section in ("parameters", "parameter_defaults")]
+    total = 0
+    for where, values in layers:
+        comes_from = f" (the value comes from {where})" if where else ""
+        for name, value in values.items():
+            size = value_size(value, MAX_PARAMETER_SIZE)
+            if size > MAX_PARAMETER_SIZE:
+                raise StackValidationFailed(
+                    f"Parameter '{name}' is invalid: its value is larger than the maximum of "
+                    f"{MAX_PARAMETER_SIZE} characters{comes_from}: give large content in a file "
+                    "the template reads (get_file)", path=f"parameters.{name}")
+            total += size
+            if total > MAX_PARAMETERS_SIZE:
+                raise StackValidationFailed(
+                    f"Parameter '{name}' is invalid: the parameter values add up to more than the "
+                    f"maximum of {MAX_PARAMETERS_SIZE} characters with it{comes_from}",
+                    path=f"parameters.{name}")
+
+
+def value_size(value: Any, limit: int) -> int:
+    """The characters of ``value``'s text (its keys and strings; 1 for any other
+    value), counted until past ``limit``: a value from the playbook may be huge."""
+    size, pending = 0, [value]
+    while pending and size <= limit:
+        item = pending.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, Mapping):
+            size += 1
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            size += 1
+            pending.extend(item)
+        else:
+            size += len(str(item)) if isinstance(item, (int, float)) else 1
+    return size
 
 
 def patched_parameters(

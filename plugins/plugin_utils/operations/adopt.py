@@ -33,6 +33,7 @@ from ..language.template.loader import TemplateSource
 from ..model.definition import StackDefinition, StackIdentity
 from ..model.inputs import (
     LoadedInputs,
+    check_parameter_sizes,
     definition_digest,
     keep_hidden_secrets,
     load_inputs,
@@ -88,6 +89,7 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
                            "name, or delete that stack first")
     _refuse_known_id(store, request.abandoned)
     inputs, given = _inputs(request)
+    check_parameter_sizes(request.parameters, inputs.environment)
     if request.unmanaged != "read_only":
         refuse_unmanaged(request.abandoned, request.source, inputs.environment.registry)
     request = replace(request, abandoned=_with_real_names(request, inputs.environment.registry))

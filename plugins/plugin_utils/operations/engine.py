@@ -34,6 +34,7 @@ from ..run.guards import (
 )
 from ..model.inputs import (
     LoadedInputs,
+    check_parameter_sizes,
     definition_digest,
     keep_hidden_secrets,
     load_inputs,
@@ -164,6 +165,7 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
         given = dict(request.parameters)
     else:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
+    check_parameter_sizes(request.parameters, inputs.environment)
     stack_id = existing.id if existing else str(uuid.uuid4())
     try:
         kept = frozenset((last.definition.get("template") or {}).get("parameters") or {}) if last else frozenset()

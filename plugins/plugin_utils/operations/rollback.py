@@ -28,6 +28,7 @@ from ..run.guards import Refused
 from ..store.locking import stack_lock
 from ..model.inputs import (
     LoadedInputs,
+    check_parameter_sizes,
     definition_digest,
     hidden_digest,
     is_hidden_mark,
@@ -87,6 +88,7 @@ def rollback_stack(
     store: Store, request: RollbackRequest, holder: str, progress: ProgressCallback | None = None,
 ) -> StackResult:
     """Roll a stack back to a recorded revision (or preview it in check mode)."""
+    check_parameter_sizes(request.parameters)
     store = sealed(store)
     planned = _plan_rollback(store, request, _find(store, request.name))
     if isinstance(planned, StackResult):
