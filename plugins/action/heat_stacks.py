@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import StackAction
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.private_files import write_private
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.heat_api import heat_client
 
@@ -49,7 +50,5 @@ class ActionModule(StackAction):
         folder = self._loader.path_dwim(folder)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         path = os.path.join(folder, f"{name}.json")
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=1) + "\n")
+        write_private(path, json.dumps(data, indent=1) + "\n")
         return path

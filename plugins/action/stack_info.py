@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action import (
@@ -23,6 +22,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     HotplayError,
     StackNotFound,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.private_files import write_private
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.export import heat_abandon
 
@@ -86,12 +86,3 @@ class ActionModule(StackAction):
             shown["revision_diff"] = revision_diff(store, args["name"], compare[0], compare[1])
         return shown
 
-
-def write_private(path: str, text: str) -> None:
-    """Write ``text`` to a file only its owner may read (it holds hidden values)."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise HotplayError(f"cannot write {path}: {error.strerror or error}") from None

@@ -38,8 +38,8 @@ options:
   dest:
     description:
       - Folder on the controller for each abandoned stack's abandon data,
-        C(<name>.json) (mode 0600), what C(openstack stack adopt) needs to take it
-        back. Required with O(abandon).
+        C(<name>.json), what C(openstack stack adopt) needs to take it back, as a
+        new file of mode 0600 renamed over any file of that name. Required with O(abandon).
     type: path
 extends_documentation_fragment:
   - hotplay.stacks.attributes

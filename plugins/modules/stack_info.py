@@ -86,7 +86,9 @@ options:
   dest:
     description:
       - With O(format=heat_abandon), also write the abandon data to this file on
-        the controller (mode 0600; hidden values in the clear).
+        the controller (hidden values in the clear), always as a new file of mode 0600,
+        whatever the umask, written beside it and renamed over it, so a file that
+        was there (whatever its mode) is replaced, never rewritten in place.
     type: path
 extends_documentation_fragment:
   - hotplay.stacks.store
