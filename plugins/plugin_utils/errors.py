@@ -124,6 +124,14 @@ def invalid_stack_name(name: Any) -> StackValidationFailed | None:
         "characters, must start with alpha and must be 255 characters or less.")
 
 
+def check_new_stack_name(name: Any) -> None:
+    """Refuse, as Heat does when it creates a stack, a name Heat would not give one
+    (a stack already recorded under such a name stays readable and deletable)."""
+    refused = invalid_stack_name(name)
+    if refused is not None:
+        raise refused
+
+
 def shown_name(name: str) -> str:
     """A name as a message may print it: control characters (a newline, an ANSI
     escape that a terminal or AWX would obey) written as escapes, and cut when long."""

@@ -15,7 +15,6 @@ before the copy and shows what would be adopted.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,7 +24,7 @@ import yaml
 
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result
 from ..adapters.views import outcome_of
-from ..errors import HotplayError, StackNotFound
+from ..errors import HotplayError, StackNotFound, check_new_stack_name
 from ..language.abandon import AbandonedStack
 from ..language.environment import merge_environments, parse_environment
 from ..language.registry import ResourceRegistry
@@ -44,12 +43,16 @@ from ..resources.read_only import READ_ONLY_TYPE
 from ..run.executor import Event, RunOptions, StackRun
 from ..store.base import Store
 from ..store.copy import CopyRequest, copy_stacks
+from ..store.files import scratch_directory
 from ..store.sealed import SealedStore, sealed
 from ..store.sql import SqlStore
 from ..store.sqlite import SqliteStore
 from .cloud_names import NAMED_TYPES, NameReader
 
 
+# The temporary directories of the scratch stores (store.files removes the ones a
+# killed job left behind).
+SCRATCH_PREFIX = "hotplay-adopt-"
 # The name of the environment layer stack_adopt adds for read-only resources.
 READ_ONLY_ENVIRONMENT = "stack_adopt: read-only resources"
 
@@ -83,6 +86,7 @@ class AdoptRequest:
 def adopt_stack(store: Store, request: AdoptRequest, holder: str,
                 progress: ProgressCallback | None = None) -> StackResult:
     """Record Heat's stack as revision 1 of a new stack of the store."""
+    check_new_stack_name(request.name)
     store = sealed(store)
     if store.find_stack(request.name) is not None:
         raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
@@ -300,7 +304,7 @@ def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
 def scratch_store(store: SealedStore) -> Iterator[SealedStore]:
     """A throwaway store sealed with the same key (so that the rows copied from it
     open in ``store``)."""
-    with tempfile.TemporaryDirectory(prefix="hotplay-adopt-") as directory:
+    with scratch_directory(SCRATCH_PREFIX) as directory:
         inner = SqliteStore(os.path.join(directory, "adopt.db"))
         if store.key is not None and store.secrets and isinstance(store.inner, SqlStore):
             # The stack's keyring gets the store's salt, as a stack made there would:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model.definition import StackDefinition, StackIdentity, written_names
-from ..errors import HotplayError
+from ..errors import HotplayError, check_new_stack_name
 from ..run.walk import DEFAULT_WORKERS
 from ..model.update_rules import is_unhealthy
 from ..store.locking import stack_lock
@@ -155,6 +155,8 @@ def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared)
 
 def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     existing = store.find_stack(request.name)
+    if existing is None:
+        check_new_stack_name(request.name)
     store.unlock(request.name, existing, run=True)
     last = _last_revision(store, existing)
     if request.existing and last is not None:

@@ -22,7 +22,9 @@ from ..language.template.loader import load_yaml
 from ..resources.base import resource_class
 from ..resources.facades import OPENSTACK_FACADES
 from ..resources.nested import ADOPTED_ID
+from ..secrets import key_missing
 from ..store.base import ResourceState, StackRecord, Store
+from ..store.sealed import SealedStore
 
 
 def heat_abandon(store: Store, name: str) -> dict[str, Any]:
@@ -31,6 +33,12 @@ def heat_abandon(store: Store, name: str) -> dict[str, Any]:
     stack = store.find_stack(name)
     if stack is None:
         raise StackNotFound.named(name)
+    if isinstance(store, SealedStore):
+        store.unlock(name, stack, run=False)  # a wrong key is told here
+        if store.key is None and store.keyring(stack.id) is not None:
+            # Its sealed values would read as ******, where Heat needs them.
+            raise key_missing(f"stack {name} keeps secrets in the store, and Heat's abandon "
+                              "data holds them in the clear")
     revisions = store.revisions(stack.id)
     if not revisions:
         raise HotplayError(f"stack {name} has no recorded revision to export")

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Stage 2, the store: stacks, resources (``ResourceState``), events, revisions,
 hooks and locks, in SQLite or PostgreSQL over one SQL core (sql.py); sealing of
-secrets (sealed), copying between stores (copy), waiting for locks (locking).
+secrets (sealed), copying between stores (copy), waiting for locks (locking),
+the SQLite files' directories and what killed processes left of them (files).
 
 Open a store from its URL (SQLAlchemy's convention): ``sqlite:///...``, ``postgresql://...``;
 ``?lock_lease=30&lock_renew=10`` sets how locks are leased (leases.py).
@@ -16,6 +17,7 @@ import os
 
 from ..errors import StoreError
 from .base import LeaseTerms, Store
+from .files import make_private_directories, remove_stale_builds
 from .sqlite import SqliteStore, default_path
 
 STORE_ENV_VAR = "HOTPLAY_STORE"
@@ -67,9 +69,9 @@ def open_store(url: str | None = None) -> Store:
     """The store named by ``url``, else ``$HOTPLAY_STORE``, else the per-user file."""
     url, terms = lease_terms_of(url or os.environ.get(STORE_ENV_VAR) or "")
     if not url:
-        return SqliteStore(default_path(), terms)
+        return _sqlite(default_path(), terms)
     if url.startswith("sqlite:"):
-        return SqliteStore(store_path_from_url(url), terms)
+        return _sqlite(store_path_from_url(url), terms)
     scheme = url.split(":", 1)[0]
     if scheme in POSTGRES_SCHEMES and url.startswith(f"{scheme}://"):
         # Imported here: the SQLite path works without psycopg installed.
@@ -80,3 +82,12 @@ def open_store(url: str | None = None) -> Store:
         f"store URL scheme {scheme!r} is not supported "
         "(use sqlite:///... or postgresql://user@host:port/db)"
     )
+
+
+def _sqlite(path: str, terms: LeaseTerms) -> SqliteStore:
+    """A SQLite store: the directories it needs made private first (whatever the
+    umask), and what a killed process left beside it removed (store.files)."""
+    path = os.path.abspath(path)
+    make_private_directories(os.path.dirname(path))
+    remove_stale_builds(path)
+    return SqliteStore(path, terms)
