@@ -35,8 +35,14 @@ YAQL_LIMIT_ITERATORS = 200
 YAQL_MEMORY_QUOTA = 10000
 YAQL_SECONDS = 5.0
 YAQL_ADDRESS_SPACE = 512 * 1024 * 1024
-# Parameter constraints: an allowed_pattern gets this long to match a value.
+# Parameter constraints: an allowed_pattern gets this long to match a value (CPU
+# seconds, with the regex package in-process).  The regex package unrolls counted
+# repeats when it compiles (about 250 bytes a unit); a pattern past this many units,
+# and a value past this many characters (backtracking memory grows with it), are
+# matched by re in a helper process with the address-space budget instead.
 PATTERN_SECONDS = 2.0
+PATTERN_REGEX_UNITS = 100_000
+PATTERN_IN_PROCESS_CHARS = 64 * 1024
 PATTERN_ADDRESS_SPACE = 256 * 1024 * 1024
 # Parameter values given from outside (the playbook's parameters, an environment's
 # parameters and parameter_defaults, an abandon file's): each at most what Heat's

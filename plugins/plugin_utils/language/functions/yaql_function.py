@@ -5,8 +5,9 @@
 The limits are Heat's defaults ([yaql] limit_iterators = 200, memory_quota =
 10000 bytes), so an expression that Heat refuses as too large is refused here too.
 Those do not bound time (``range(0, 10000000000).len()`` counts for hours) nor
-every use of memory, so the expression is evaluated in a forked child with a
-time limit and an address-space budget (``bounded.py``, ``limits.py``).
+every use of memory, so the expression is evaluated in a helper process with a
+time limit and an address-space budget (``bounded.py``, ``limits.py``); it is
+parsed here first, for Heat's ``Bad expression`` at validation.
 """
 
 from __future__ import annotations
@@ -27,19 +28,19 @@ LIMIT_ITERATORS = YAQL_LIMIT_ITERATORS
 MEMORY_QUOTA = YAQL_MEMORY_QUOTA
 
 _lock = threading.Lock()
-_engine: tuple[Callable[[str], Any], Any] | None = None
+_parser: Callable[[str], Any] | None = None
 
 
-def _yaql() -> tuple[Callable[[str], Any], Any]:
-    """The parser and root context, built once (building takes a fraction of a second)."""
-    global _engine
+def _yaql() -> Callable[[str], Any]:
+    """The parser, built once; the helper process evaluates (bounded_helper.py)."""
+    global _parser
     with _lock:
-        if _engine is None:
+        if _parser is None:
             import yaql
 
             options = {"yaql.limitIterators": LIMIT_ITERATORS, "yaql.memoryQuota": MEMORY_QUOTA}
-            _engine = (yaql.YaqlFactory().create(options), yaql.create_context())
-        return _engine
+            _parser = yaql.YaqlFactory().create(options)
+        return _parser
 
 
 def _yaql_errors() -> tuple[type[Exception], ...]:
@@ -71,7 +72,7 @@ class Yaql(HeatFunction):
     def _parse(self, expression: Any) -> Any:
         if not isinstance(expression, str):
             raise self.fail(f'The "expression" argument to {self.fn_name} must contain a string.')
-        parser = _yaql()[0]
+        parser = _yaql()
         try:
             # The ply lexer and parser behind yaql keep state: one parse at a time.
             with _lock:
@@ -80,14 +81,27 @@ class Yaql(HeatFunction):
             raise self.fail(f"Bad expression {exc}.") from None
 
     def result(self) -> Any:
-        statement = self._parse(resolve(self.args["expression"]))
-        data = resolve(self.args.get("data", {}))
-        root = _yaql()[1]
+        expression = resolve(self.args["expression"])
+        self._parse(expression)
+        data = _plain(resolve(self.args.get("data", {})))
         try:
-            return run_bounded(
-                lambda: statement.evaluate({"data": data}, root.create_child_context()),
-                YAQL_SECONDS, YAQL_ADDRESS_SPACE)
+            return run_bounded("yaql", (expression, data, LIMIT_ITERATORS, MEMORY_QUOTA),
+                               YAQL_SECONDS, YAQL_ADDRESS_SPACE)
         except Failed as exc:  # a user's expression can raise anything
             raise self.fail(str(exc)) from None
         except Exceeded as exc:
             raise self.fail(f"The expression {exc}.") from None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` in the builtin types it derives from: the helper imports only yaql
+    and the standard library, so a class of ours could not be unpickled there."""
+    if isinstance(value, Mapping):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_plain(item) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    for builtin in (bool, str, int, float):
+        if isinstance(value, builtin):
+            return builtin(value)
+    return value

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...bounded import Exceeded, run_bounded
-from ...limits import PATTERN_ADDRESS_SPACE, PATTERN_SECONDS
+from ...bounded import Exceeded
+from .patterns import full_match
 from .types import (
     BOOLEAN,
     HIDDEN_TEXT,
@@ -136,12 +135,8 @@ class AllowedPattern(Constraint):
 @functools.lru_cache(maxsize=1024)
 def _full_match(pattern: str, value: str) -> bool:
     """Heat's test (``re.match`` up to the end), with a time limit: a pattern
-    like ``(a+)+$`` takes exponential time on some values."""
-    def matches() -> bool:
-        match = re.match(pattern, value)
-        return match is not None and match.end() == len(value)
-
-    return run_bounded(matches, PATTERN_SECONDS, PATTERN_ADDRESS_SPACE)
+    like ``(a+)+$`` takes exponential time on some values (``patterns.py``)."""
+    return full_match(pattern, value)
 
 
 @dataclass(frozen=True)
