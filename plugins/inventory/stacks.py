@@ -23,12 +23,16 @@ description:
   - Stacks whose status is not C(*_COMPLETE) are skipped with a warning, so a
     failed infrastructure run never half-populates the inventory.
 notes:
-  - ansible-core reports a failed inventory source (a wrong O(store_key), a store it
-    cannot open) only as a warning and then runs the play on the hosts the other
-    sources gave, possibly none, with return code 0. Set
-    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed))
-    to make it fail the run, as AWX inventory updates do. The shipped
-    C(hotplay.stacks.deploy) playbook refuses to roll software stacks onto no host.
+  - A wrong O(store_key), a store that cannot be opened or read fail this inventory
+    source with an error naming the file and the cause. ansible-core reports a failed
+    inventory source only as a warning, though, and then runs the play on the hosts
+    the other sources gave, possibly none, with return code 0. Make it fatal with
+    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed)
+    in C(ansible.cfg)), which fails the run when any source fails, also beside a static
+    inventory; C(ANSIBLE_INVENTORY_UNPARSED_FAILED=true) (C([inventory] unparsed_is_failed))
+    fails it only when no source at all could be read, and is what AWX inventory updates
+    set. The shipped C(hotplay.stacks.deploy) playbook also refuses to roll software
+    stacks onto no host.
 options:
   plugin:
     description: The name of this plugin; it makes the file an inventory source of it.
@@ -67,7 +71,10 @@ extends_documentation_fragment:
 """
 
 EXAMPLES = r"""
-# inventory/stacks.hotplay.yml -- the hosts the 'infra' stack created
+# inventory/stacks.hotplay.yml -- the hosts the 'infra' stack created; run with
+#   ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true ansible-playbook -i inventory/ site.yml
+# (or [inventory] any_unparsed_is_failed = true in ansible.cfg) so that a wrong store
+# key or an unreachable store stops the run instead of running it on no host.
 plugin: hotplay.stacks.stacks
 store: sqlite:////var/lib/hotplay/stacks.db
 stacks: [infra]
@@ -90,6 +97,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_s
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
 
 _display = Display()
+# The ansible-core setting that makes a failed inventory source fail the run.
+FATAL_SETTING = "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable):
@@ -108,13 +117,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             store = sealed(open_store(self.get_option("store")),
                            StoreKey.from_sources(self.get_option("store_key")))
         except HotplayError as error:
-            raise AnsibleParserError(f"{path}: {error}") from error
+            raise _failed(path, error) from error
         try:
             for stack in self._stacks(store):
                 store.unlock(stack.name, stack, run=False)  # a wrong key is told here
                 self._add_stack(stack)
         except HotplayError as error:
-            raise AnsibleParserError(f"{path}: {error}") from error
+            raise _failed(path, error) from error
         finally:
             store.close()
 
@@ -157,6 +166,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
         self._set_composite_vars(self.get_option("compose"), variables, str(name), strict=strict)
         self._add_host_to_composed_groups(self.get_option("groups"), variables, str(name), strict=strict)
         self._add_host_to_keyed_groups(self.get_option("keyed_groups"), variables, str(name), strict=strict)
+
+
+def _failed(path: str, error: HotplayError) -> AnsibleParserError:
+    """This source fails, with how to make its failure stop the run (ansible-core
+    only warns of a failed source, and runs the play on the others' hosts)."""
+    return AnsibleParserError(
+        f"{path}: {error}; this source gives no hosts, and the play runs without them unless "
+        f"{FATAL_SETTING}=true (or [inventory] any_unparsed_is_failed) makes this failure stop it")
 
 
 def _group_name(name: str) -> str:
