@@ -157,6 +157,10 @@ def read_abandon(data: Any, source: str) -> AbandonedStack:
     return abandoned
 
 
+# JSON values with nothing to check in them.
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 class _NotJson:
     """A constant JSON does not have (``NaN``, ``Infinity``), as the parser met it."""
 
@@ -171,28 +175,37 @@ def _not_json(token: str) -> _NotJson:
 def _check_document(data: Any, source: str) -> None:
     """No deeper than MAX_DEPTH, and only JSON's values: no ``NaN`` or ``Infinity``
     (Python's JSON reads them, SQLite would store them as no JSON, PostgreSQL
-    refuses them), nor a number too large for a float (read as infinity)."""
-    pending: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 0, ())]
-    while pending:
-        value, depth, place = pending.pop()
+    refuses them), nor a number too large for a float (read as infinity).  Walked
+    depth first, keeping only the keys of the path (a 10 MiB list has millions of
+    items: nothing is kept per item)."""
+    keys: list[Any] = []
+
+    def visit(value: Any, depth: int) -> None:
         if isinstance(value, Mapping):
-            children: Iterator[tuple[Any, Any]] = iter(value.items())
+            children: Any = value.items()
         elif isinstance(value, list):
             children = enumerate(value)
         else:
             if isinstance(value, _NotJson):
                 raise _not_a_number(f"{value.token} is not a JSON value (JSON has no NaN or "
-                                    "Infinity)", source, place)
+                                    "Infinity)", source, keys)
             if isinstance(value, float) and not math.isfinite(value):
                 raise _not_a_number("a number too large for JSON (it reads as Infinity)",
-                                    source, place)
-            continue
+                                    source, keys)
+            return
         if depth >= MAX_DEPTH:
-            raise _too_deep(source, _spelled(place))
-        pending.extend((child, depth + 1, place + (key,)) for key, child in children)
+            raise _too_deep(source, _spelled(keys))
+        for key, child in children:
+            if type(child) in _PLAIN:  # most values: nothing to check, no call
+                continue
+            keys.append(key)
+            visit(child, depth + 1)
+            keys.pop()
+
+    visit(data, 0)
 
 
-def _not_a_number(what: str, source: str, place: tuple[Any, ...]) -> AbandonDataError:
+def _not_a_number(what: str, source: str, place: list[Any]) -> AbandonDataError:
     return AbandonDataError(f"{what}: expected the JSON that openstack stack abandon writes",
                             source=source, path=_spelled(place))
 
@@ -203,7 +216,7 @@ def _too_deep(source: str, path: str) -> AbandonDataError:
                             path=_cut(path))
 
 
-def _spelled(place: tuple[Any, ...]) -> str:
+def _spelled(place: list[Any]) -> str:
     path = ""
     for key in place:
         path += f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
