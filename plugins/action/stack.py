@@ -53,6 +53,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "wait_for_hooks": {"type": "int", "default": 0},
     "lock_timeout": {"type": "int", "default": 0},
     "file_roots": {"type": "list", "elements": "path", "default": []},
+    "cloud": {"type": "str"},
 }
 
 
@@ -84,7 +85,7 @@ class ActionModule(StackAction):
                 plan_id=args["plan_id"], prevent_destroy=args["prevent_destroy"],
                 timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
                 breakpoints=_breakpoints(args), wait_for_hooks=args["wait_for_hooks"],
-                host=host, lock_timeout=args["lock_timeout"],
+                host=host, lock_timeout=args["lock_timeout"], cloud=args["cloud"],
             )
             deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
@@ -111,6 +112,7 @@ class ActionModule(StackAction):
             host=host,
             lock_timeout=args["lock_timeout"],
             file_roots=[self.local_path(p) for p in args["file_roots"]],
+            cloud=args["cloud"],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

@@ -14,6 +14,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action imp
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.drift import detect_drift, drifted
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
+    cloud_session,
     describe_stack,
     summarize_stack,
 )
@@ -37,6 +38,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "drift": {"type": "bool", "default": False},
     "format": {"type": "str", "choices": ["heat_abandon"]},
     "dest": {"type": "path"},
+    "cloud": {"type": "str"},
 }
 
 
@@ -53,7 +55,9 @@ class ActionModule(StackAction):
                 shown["heat_abandon"] = self._export(store, args)
             if args["drift"] and shown.get("exists"):
                 try:
-                    report = detect_drift(store, store.find_stack(args["name"]), self.host)
+                    with cloud_session(args["cloud"]) as session:
+                        report = detect_drift(store, store.find_stack(args["name"]), self.host,
+                                              session)
                 except HotplayError as error:  # the stack is shown all the same
                     return {**shown, **engine_failure(error)}
                 shown.update(drift=report, drifted=drifted(report))

@@ -32,6 +32,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "timeout": {"type": "int", "default": 0},
     "keep_replaced": {"type": "int", "default": 0},
     "lock_timeout": {"type": "int", "default": 0},
+    "cloud": {"type": "str"},
 }
 MUTUALLY_EXCLUSIVE = [("revision", "before")]
 
@@ -51,7 +52,7 @@ class ActionModule(StackAction):
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
             check_mode=self.check_mode, nested_depth=args["nested_depth"],
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=self.cancel,
-            host=self.host, lock_timeout=args["lock_timeout"],
+            host=self.host, lock_timeout=args["lock_timeout"], cloud=args["cloud"],
         )
         with self.task_store(args) as store:
             outcome = rollback_stack(store, request, self.holder,

@@ -343,6 +343,7 @@ options:
     choices: [dot, mermaid, svg]
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.cloud
   - hotplay.stacks.lock
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks

@@ -70,6 +70,9 @@ options:
       - The answers are in RV(drift), the drifted resources in RV(drifted).
         Nothing is written to the store and nothing is changed on the hosts.
       - Modules that do not support check mode cannot tell (C(drifted=null)).
+      - Native OpenStack resources (C(OS::Neutron::Net), ...) are read from the
+        cloud named by O(cloud). A property the template set that the cloud now
+        holds otherwise, or the thing gone, is drift.
       - Ignored without O(name).
     type: bool
     default: false
@@ -92,6 +95,7 @@ options:
     type: path
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.cloud
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks
   - hotplay.stacks.attributes.controller

@@ -139,6 +139,7 @@ options:
     default: 0
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.cloud
   - hotplay.stacks.lock
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks

@@ -445,6 +445,8 @@ class StackDefinition:
             declared = self._provider(implementation).get("parameters") or {}
             properties = translate_replaced(str(entry["type"]), properties, declared,
                                             f"{path}.properties")
+        else:  # Heat's own type, native here: its hidden spellings too
+            properties = translate_replaced(implementation, properties, (), f"{path}.properties")
         return ResourceDefinition(
             name=name,
             type=str(entry["type"]),

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,6 +52,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
+from ..resources.openstack.session import CloudSession
 from .locks import record_takeover
 from .rollback import (
     close_interrupted_revision,
@@ -96,6 +98,11 @@ class ApplyRequest:
     wait_for_hooks: float = 0  # seconds to wait for hooks cleared elsewhere
     host: Any = None  # the play host deployments run on (HostContext)
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+    # The cloud of OpenStack types: a clouds.yaml entry, or None for openstacksdk's
+    # OS_* variables.  ``session`` is the operation's one session with it (made by
+    # apply_stack: callers leave it unset).
+    cloud: str | None = None
+    session: CloudSession | None = None
     # Directories besides the template's (and an environment's) own tree that
     # get_file and provider templates may read from.
     file_roots: Sequence[str] = ()
@@ -129,14 +136,27 @@ def apply_stack(
 ) -> StackResult:
     """Create the stack, or bring it to the new definition; nothing when unchanged."""
     store = sealed(store)
-    prepared = _prepare(store, request)
-    result = _without_run(store, request, prepared)
-    if result is None:
-        result, prepared = _converge(store, request, prepared, holder, progress)
+    with cloud_session(request.cloud) as session:
+        request = replace(request, session=session)
+        prepared = _prepare(store, request)
+        result = _without_run(store, request, prepared)
+        if result is None:
+            result, prepared = _converge(store, request, prepared, holder, progress)
     if request.graph:
         result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
                               request.graph)
     return result
+
+
+@contextmanager
+def cloud_session(cloud: str | None) -> Iterator[CloudSession]:
+    """The operation's one session with its cloud (it connects only if a resource
+    calls it), closed when the operation ends."""
+    session = CloudSession(cloud)
+    try:
+        yield session
+    finally:
+        session.close()
 
 
 def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared) -> StackResult | None:
@@ -180,11 +200,11 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     keep_hidden_secrets(store, definition.parameters, request.name)
     digest = definition_digest(inputs, given, store.digest)
     skipping = request.on_restricted == "skip"
-    repairs = drift_repairs(detect_drift(store, existing, request.host)) \
+    repairs = drift_repairs(detect_drift(store, existing, request.host, request.session)) \
         if request.converge and existing is not None else {}
     plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
                    probe=request.check_mode, repairs=repairs,
-                   previous_depends_on=written_depends_on(last))
+                   previous_depends_on=written_depends_on(last), cloud=request.session)
     # The preview met every secret it could resolve (nested stacks' hidden values,
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
@@ -269,7 +289,8 @@ def _run_locked(
                              keep_replaced=request.keep_replaced,
                              breakpoints=tuple(request.breakpoints), host=request.host,
                              repairs=prepared.repairs, taken_over=taken_over,
-                             previous_depends_on=written_depends_on(prepared.last))
+                             previous_depends_on=written_depends_on(prepared.last),
+                             cloud=request.session or CloudSession())
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
@@ -280,8 +301,7 @@ def _run_locked(
         listed = list_resources(store, stack.id, EVERY_LEVEL)
         store.finish_revision(stack.id, revision, status, failed.status_reason, outcome_from(listed))
         if status == "FAILED" and request.rollback_on_failure:
-            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel,
-                                             request.host)
+            rolled_back = _roll_back_failure(store, failed, action, prepared, sink, cancel, options)
     finally:
         if timer is not None:
             timer.cancel()
@@ -353,14 +373,15 @@ def _wait_for_clearing(store: Store, stack: StackRecord, deadline: float, cancel
 
 def _roll_back_failure(
     store: SealedStore, failed: StackRecord, action: str, prepared: _Prepared, sink: Any, cancel: Cancel,
-    host: Any,
+    run_options: RunOptions,
 ) -> dict[str, Any]:
     """``rollback_on_failure``: a failed create deletes what it made; a failed
     update goes back to the last good revision, swapping replaced resources back."""
     if cancel.event.is_set():
         cancel.reset()  # a time-out stops the update, not the rollback
+    host, cloud = run_options.host, run_options.cloud  # the same play host and cloud session
     if action == "CREATE":
-        options = RunOptions(failed.revision, cancel=cancel, host=host)
+        options = RunOptions(failed.revision, cancel=cancel, host=host, cloud=cloud)
         ok = StackRun(store, failed, sink, options=options).rollback_create()
         after = store.get_stack(failed.id)
         return {"target_revision": None, "status": after.stack_status,
@@ -376,7 +397,8 @@ def _roll_back_failure(
         return {"target_revision": None, "status": failed.stack_status, "succeeded": False,
                 "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
                 "accepted_as_is": []}
-    ok, options = run_rollback(store, failed, target, sink, RunOptions(cancel=cancel, host=host))
+    ok, options = run_rollback(store, failed, target, sink,
+                               RunOptions(cancel=cancel, host=host, cloud=cloud))
     return rollback_summary(target.revision.revision, options, ok, store.get_stack(failed.id))
 
 
@@ -400,6 +422,7 @@ class DeleteRequest:
     wait_for_hooks: float = 0
     host: Any = None
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+    cloud: str | None = None  # as ApplyRequest's: the cloud of OpenStack types
 
 
 def delete_stack(
@@ -414,7 +437,8 @@ def delete_stack(
     plan = preview_delete(store, existing)
     result = _delete_without_run(store, request, existing, plan)
     if result is None:
-        result = _delete(store, request, existing, plan, holder, progress)
+        with cloud_session(request.cloud) as session:
+            result = _delete(store, request, existing, plan, holder, progress, session)
     if request.graph:
         result.graph = render(plan_nodes(result.plan or plan), {}, request.graph)
     return result
@@ -440,7 +464,7 @@ def _delete_without_run(store: SealedStore, request: DeleteRequest, existing: St
 
 def _delete(
     store: SealedStore, request: DeleteRequest, existing: StackRecord, plan: Plan, holder: str,
-    progress: ProgressCallback | None,
+    progress: ProgressCallback | None, session: CloudSession,
 ) -> StackResult:
     """Lock the stack (waiting up to ``lock_timeout``), then delete it."""
     cancel = request.cancel or Cancel()
@@ -454,14 +478,14 @@ def _delete(
             settled = _delete_without_run(store, request, existing, plan)
             if settled is not None:
                 return settled
-        result = _delete_locked(store, request, existing, cancel, progress)
+        result = _delete_locked(store, request, existing, cancel, progress, session)
     result.plan, result.plan_id = plan, plan_id(existing, plan, "delete", store.digest)
     return result
 
 
 def _delete_locked(
     store: SealedStore, request: DeleteRequest, existing: StackRecord, cancel: Cancel,
-    progress: ProgressCallback | None,
+    progress: ProgressCallback | None, session: CloudSession,
 ) -> StackResult:
     events: list[Event] = []
     sink = event_sink(events, progress)
@@ -475,7 +499,8 @@ def _delete_locked(
             current = store.get_stack(existing.id)
             options = RunOptions(existing.revision, cancel=cancel,
                                  breakpoints=tuple(request.breakpoints),
-                                 stepping=stepping(store, current), host=request.host)
+                                 stepping=stepping(store, current), host=request.host,
+                                 cloud=session)
             run = StackRun(store, current, sink, options=options)
             run.delete_environment = last_environment
             ok = run.delete()

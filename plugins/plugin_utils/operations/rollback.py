@@ -41,6 +41,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
+from ..resources.openstack.session import CloudSession
 from ..language.template.loader import TemplateSource, load_yaml
 from ..adapters.views import list_resources, outcome_of
 
@@ -63,6 +64,8 @@ class RollbackRequest:
     cancel: Cancel | None = None
     host: Any = None  # the play host deployments run on
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
+    cloud: str | None = None  # the cloud of OpenStack types (operations.engine.ApplyRequest)
+    session: CloudSession | None = None  # the operation's session with it (made here)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,15 @@ def rollback_stack(
     """Roll a stack back to a recorded revision (or preview it in check mode)."""
     check_parameter_sizes(request.parameters)
     store = sealed(store)
+    session = CloudSession(request.cloud)
+    try:
+        return _rollback(store, replace(request, session=session), holder, progress)
+    finally:
+        session.close()
+
+
+def _rollback(store: SealedStore, request: RollbackRequest, holder: str,
+              progress: ProgressCallback | None) -> StackResult:
     planned = _plan_rollback(store, request, _find(store, request.name))
     if isinstance(planned, StackResult):
         return planned
@@ -123,7 +135,7 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
         return StackResult(changed=False, failed=True, stack=stack, msg=str(refusal),
                            resources=list_resources(store, stack.id, request.nested_depth))
     plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip),
-                   host=request.host, probe=request.check_mode)
+                   host=request.host, probe=request.check_mode, cloud=request.session)
     current_id = plan_id(stack, plan, target.digest, store.digest)
     revisions = store.revisions(stack.id)
     plan.definition_changed = not revisions or revisions[-1].digest != target.digest
@@ -151,7 +163,8 @@ def _roll_back_locked(store: SealedStore, request: RollbackRequest, planned: _Ro
             sink(taken_over)
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
                              keep_replaced=request.keep_replaced, host=request.host,
-                             taken_over=taken_over is not None)
+                             taken_over=taken_over is not None,
+                             cloud=request.session or CloudSession())
         ok, options = run_rollback(store, planned.stack, target, sink, options)
     finally:
         if timer is not None:

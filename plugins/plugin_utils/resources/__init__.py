@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     local,
     module,
     nested,
+    openstack,
     read_only,
     software_config,
     software_deployment,

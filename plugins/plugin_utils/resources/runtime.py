@@ -85,6 +85,12 @@ class RuntimeContext(Protocol):
     def files(self) -> Mapping[str, str]:
         """The run's template files (provider templates, get_file contents)."""
 
+    @property
+    def cloud(self) -> Any:
+        """The run's session with the task's cloud (resources.openstack.session.
+        CloudSession): one per run, shared by every stack of it; it connects, and
+        authenticates, when a resource first calls it."""
+
     def physical_name(self, resource_name: str) -> str:
         """A unique physical name: ``<stack>-<resource>-<12 random chars>``, as Heat."""
 

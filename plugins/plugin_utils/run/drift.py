@@ -14,16 +14,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..resources.base import Resource, ResourceState
+from ..resources.openstack.session import CloudSession
 from ..store.base import StackRecord, Store
 from .executor import RunOptions, StackRun, handler_for_record
 
 WORKERS = 16
 
 
-def detect_drift(store: Store, stack: StackRecord, host: Any) -> dict[str, dict[str, Any]]:
+def detect_drift(store: Store, stack: StackRecord, host: Any,
+                 cloud: CloudSession | None = None) -> dict[str, dict[str, Any]]:
     """Resource path -> ``{drifted: true/false/null, changed_keys, diff, msg}``
-    for every resource of the stack tree whose type can tell."""
-    asked = list(_askable(store, stack, host, ()))
+    for every resource of the stack tree whose type can tell; OpenStack types
+    read the real things through ``cloud`` (the operation's session)."""
+    options = RunOptions(host=host, cloud=cloud or CloudSession())
+    asked = list(_askable(store, stack, options, ()))
     if not asked:
         return {}
     with ThreadPoolExecutor(max_workers=min(WORKERS, len(asked))) as pool:
@@ -51,15 +55,15 @@ def repairs(report: dict[str, dict[str, Any]]) -> dict[str, str]:
     return found
 
 
-def _askable(store: Store, stack: StackRecord, host: Any,
+def _askable(store: Store, stack: StackRecord, options: RunOptions,
              path: tuple[str, ...]) -> Iterator[tuple[str, Resource, ResourceState]]:
-    run = StackRun(store, stack, lambda event: None, path=path, options=RunOptions(host=host))
+    run = StackRun(store, stack, lambda event: None, path=path, options=options)
     for name, state in sorted(run.records.items(), key=lambda item: run.positions.get(item[0], 0)):
         handler = handler_for_record(state, run.runtime)
         if callable(getattr(handler, "check_drift", None)):
             yield "/".join(path + (name,)), handler, state
         if state.nested_stack_id:
-            yield from _askable(store, store.get_stack(state.nested_stack_id), host, path + (name,))
+            yield from _askable(store, store.get_stack(state.nested_stack_id), options, path + (name,))
 
 
 def _ask(asked: tuple[str, Resource, ResourceState]) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from ..model.update_rules import (
     resolved_extras,
 )
 from ..resources.base import Outcome, Resource, ResourceState
+from ..resources.openstack.session import CloudSession
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import Cancelled, Declared
 from ..language.abandon import AbandonedResource, AbandonedStack
@@ -151,6 +152,10 @@ class RunOptions:
     # An update: each top-level resource's depends_on as the stack's last revision
     # wrote it (Heat compares the written depends_on with the rest of a definition).
     previous_depends_on: Mapping[str, tuple[str, ...]] | None = None
+    # The task's cloud (OpenStack types): one session for the whole operation --
+    # its preview, drift check, run and rollback -- made by the operation; it
+    # connects only when a resource calls it.
+    cloud: CloudSession = field(default_factory=CloudSession)
 
 
 class RunSecrets:
@@ -244,6 +249,20 @@ class RunRuntime:
         self.run.save(replace(state, nested_stack_id=child_id))
 
     @property
+    def cloud(self) -> CloudSession:
+        return self.run.options.cloud
+
+    def check_with_cloud(self, definition: StackDefinition) -> None:
+        """Heat's custom constraints that ask the cloud, for every resource of
+        ``definition`` whose properties are known before anything runs (the others
+        are looked up when they are: Heat's RESOLVE rules).  Reads only: check mode
+        runs it too.  Raises StackValidationFailed with Heat's words."""
+        for defn in definition.resources.values():
+            check = getattr(handler_for(defn, self), "validate_with_cloud", None)
+            if check is not None and defn.known_properties is not None:
+                check(defn.known_properties, f"resources.{defn.name}.properties")
+
+    @property
     def files(self) -> Mapping[str, str]:
         # A delete runs with no definition: nothing is read from files then.  A
         # child stack read (not converged) by its parent has the parent's files.
@@ -292,6 +311,7 @@ class ChildRun:
                  facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
                  action: str, batch_pass: bool = False) -> bool:
         definition = self._definition(template, parameters, facade, written_type)
+        self._run.runtime.check_with_cloud(definition)
         if batch_pass:
             self._run.options = replace(self._run.options, routine_nested_updates=False)
         if hold:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..model.definition import StackDefinition
 from ..model.plan import Plan, plan_stack, unsaved_stack
+from ..resources.openstack.session import CloudSession
 from ..store.base import StackRecord, Store
 from .executor import RunOptions, StackRun
 
@@ -22,11 +23,16 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
             skip_restricted: bool = False, restore: bool = False,
             accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False,
             repairs: Mapping[str, str] | None = None,
-            previous_depends_on: Mapping[str, tuple[str, ...]] | None = None) -> Plan:
+            previous_depends_on: Mapping[str, tuple[str, ...]] | None = None,
+            cloud: CloudSession | None = None) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack); the
-    options are model.plan.plan_stack's, and ``host`` is where probes ask."""
+    options are model.plan.plan_stack's, and ``host`` is where probes ask.
+    Heat's custom constraints are asked of ``cloud`` (the operation's session)
+    first: a definition they refuse is not planned."""
     record = stack or unsaved_stack(definition.identity)
     run = StackRun(store, record, lambda event: None, options=RunOptions(
-        preview=True, host=host, previous_depends_on=previous_depends_on))
+        preview=True, host=host, previous_depends_on=previous_depends_on,
+        cloud=cloud or CloudSession()))
     run.definition = definition
+    run.runtime.check_with_cloud(definition)
     return plan_stack(run, definition, skip_restricted, restore, accepted, probe, repairs)

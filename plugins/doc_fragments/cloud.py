@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: hotplay.stacks contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The O(cloud) option of the stack actions: the cloud of native OpenStack types."""
+
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    """Documentation of the stack actions' C(cloud) option."""
+
+    DOCUMENTATION = r"""
+options:
+  cloud:
+    description:
+      - The OpenStack cloud of the stack's native OpenStack resource types, such
+        as C(OS::Neutron::Net) and C(OS::Neutron::Subnet). An entry of
+        C(clouds.yaml). Not given, openstacksdk's own choice (E(OS_CLOUD), or the
+        E(OS_*) variables).
+      - The task opens one session with the cloud, the first time a resource
+        needs it, and authenticates once for the whole task, nested stacks
+        included; the token is never stored, shown or returned.
+      - Set it once per play for every stack action with C(module_defaults)
+        (C(group/hotplay.stacks.stacks)).
+      - Needs the Python package C(openstacksdk) on the controller, only when the
+        stack has such resources.
+    type: str
+"""

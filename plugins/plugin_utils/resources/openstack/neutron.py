@@ -1,0 +1,394 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""OS::Neutron::* on Neutron's API (v2.0), as Heat 27's resource plugins use it
+(heat/engine/resources/openstack/neutron/): the physical id is Neutron's id, the
+request bodies are Heat's (``prepare_properties``: properties that are not null,
+``value_specs`` merged in, the name defaulting to ``<stack>-<resource>-<random>``),
+attributes are read live and shown as Neutron answers them.
+
+- create: POST, then (networks) wait until Neutron says it is built (Heat's
+  ``is_built``: ACTIVE or DOWN; ERROR fails);
+- update in place: only the properties whose value changed, against the record
+  and against what Neutron holds now (so Heat's ``converge`` repairs drift), in one
+  PUT; tags with their own call, as Heat does;
+- delete: DELETE, NotFound counts as done, then wait until Neutron no longer
+  lists it;
+- drift: what the template set, compared with what Neutron shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ..base import Outcome, PropertySchema, ResourceState, register
+from ..properties import allowed_values, value_range
+from .base import OpenStackResource, attributes_from_facade, properties_from_facade
+from .constraints import NEUTRON_KINDS, NeutronKind, find_neutron_id
+from .session import CloudFailure
+
+NEUTRON = "network"
+
+
+class NeutronResource(OpenStackResource):
+    """Heat's ``NeutronResource``: what every OS::Neutron type shares."""
+
+    kind: ClassVar[NeutronKind]
+    # Neutron's name of one item in a request or answer (``network``).
+    entity: ClassVar[str]
+    # Properties sent under another key, their value looked up by name or id
+    # first when a kind is given (Heat's RESOLVE rules): property -> (key, kind).
+    sent_as: ClassVar[Mapping[str, tuple[str, str | None]]] = {}
+    # Properties never sent in the item's body (set with calls of their own).
+    not_sent: ClassVar[frozenset[str]] = frozenset({"tags", "value_specs"})
+    # Properties drift compares with what Neutron shows (under the same key).
+    compared: ClassVar[tuple[str, ...]] = ()
+    # Whether the item has a status to wait for (Heat's check_create_complete).
+    has_status: ClassVar[bool] = False
+
+    # -- validation ---------------------------------------------------------------------
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's ``validate_properties``: value_specs may not hide a property."""
+        specs = properties.get("value_specs") or {}
+        banned = {"shared", "tenant_id"} | set(properties)
+        found = [key for key in specs if key in banned]
+        if found:
+            raise self.refuse(f"{', '.join(found)} not allowed in value_specs",
+                              f"resources.{self.name}")
+
+    # -- create ---------------------------------------------------------------------------
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        body = self._body({k: v for k, v in properties.items() if v is not None}, properties)
+        body.setdefault("name", self.runtime.physical_name(self.name))
+        created = self._call("POST", "", {self.entity: body})[self.entity]
+        ident = str(created["id"])
+        # Recorded before the waits: a run killed now still knows what it made.
+        self.runtime.claim_physical_id(self.name, ident)
+        if properties.get("tags"):
+            self._set_tags(ident, properties["tags"])
+        if self.has_status:
+            self._wait(ident, _is_built)
+        return Outcome(ident)
+
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+        """The request body of these (changed) values: Heat's prepare_properties."""
+        body = {k: v for k, v in values.items() if k not in self.not_sent and k in self.properties_schema}
+        for name, (key, kind) in self.sent_as.items():
+            if name in body:
+                value = body.pop(name)
+                body[key] = self._resolve(kind, value) if kind and value else value
+        if values.get("value_specs"):
+            body.update(values["value_specs"])
+        return body
+
+    def _resolve(self, kind: str, value: Any) -> str:
+        """Heat's RESOLVE rule: the id of the thing named or identified by ``value``."""
+        return find_neutron_id(self.cloud, NEUTRON_KINDS[kind], str(value))
+
+    # -- update ---------------------------------------------------------------------------
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        live = self._show(current.physical_id)
+        if live is None:
+            raise self.fail(f"The {self.kind.name} {current.physical_id} could not be found",
+                            "NotFound")
+        changed = changed_properties(current.properties, properties, live, self.compared)
+        if "tags" in changed:
+            self._set_tags(current.physical_id, changed.pop("tags") or [])
+        body = self._update_body(changed, current.properties)
+        if body:
+            self._call("PUT", f"/{current.physical_id}", {self.entity: body})
+            if self.has_status:
+                self._wait(current.physical_id, _is_built)
+        return Outcome(current.physical_id)
+
+    def _update_body(self, changed: dict[str, Any], old: Mapping[str, Any]) -> dict[str, Any]:
+        """Heat's prepare_update_properties: value_specs that changed, a name set
+        back to null is the physical name again."""
+        specs = changed.pop("value_specs", None)
+        body = self._body(changed, changed)
+        if "name" in changed and changed["name"] is None:
+            body["name"] = self.runtime.physical_name(self.name)
+        if specs:
+            before = old.get("value_specs") or {}
+            body.update({k: v for k, v in specs.items() if before.get(k) != v})
+        return body
+
+    # -- delete ---------------------------------------------------------------------------
+    def handle_delete(self, current: ResourceState) -> None:
+        if not current.physical_id:
+            return
+        try:
+            self._call("DELETE", f"/{current.physical_id}")
+        except CloudFailure as error:
+            if not error.not_found:
+                raise
+            return
+        self._wait(current.physical_id, lambda item: item is None)
+
+    # -- reading --------------------------------------------------------------------------
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """Read live, as Heat's ``_resolve_attribute``: ``show`` is the whole item."""
+        if not state.physical_id:
+            return None
+        live = self._show(state.physical_id)
+        if live is None:
+            return None
+        return dict(live) if name == "show" else live.get(name)
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        if not state.physical_id:
+            return {"drifted": None, "msg": "nothing was created yet"}
+        live = self._show(state.physical_id)
+        if live is None:
+            return {"drifted": True, "changed_keys": [], "diff": {},
+                    "msg": f"the {self.kind.name} {state.physical_id} is gone"}
+        keys = drifted_keys(state.properties, live, self.compared)
+        before = {key: state.properties.get(key) for key in keys}
+        after = {key: live.get(key) for key in keys}
+        return {"drifted": bool(keys), "changed_keys": keys,
+                "diff": {"before": before, "after": after}}
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        live = self._show(state.physical_id) if state.physical_id else None
+        return live is not None and live.get("status") not in ("ERROR", "DEGRADED")
+
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        """Heat's: replaced when it has no id, is gone, or is in ERROR."""
+        if not current.physical_id:
+            return True
+        live = self._show(current.physical_id)
+        return live is None or live.get("status") == "ERROR"
+
+    # -- the API ---------------------------------------------------------------------------
+    def _call(self, method: str, suffix: str = "", body: Mapping[str, Any] | None = None) -> Any:
+        return self.cloud.request(NEUTRON, method, f"{self.kind.path}{suffix}", body)
+
+    def _show(self, ident: str) -> Mapping[str, Any] | None:
+        """The item as Neutron shows it; None when it is gone."""
+        try:
+            item: Mapping[str, Any] = self._call("GET", f"/{ident}")[self.entity]
+            return item
+        except CloudFailure as error:
+            if error.not_found:
+                return None
+            raise
+
+    def _list(self, ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        listed = self.cloud.request(NEUTRON, "GET", self.kind.path, params=[("id", i) for i in ids])
+        items: list[Mapping[str, Any]] = listed[self.kind.key]
+        return items
+
+    def _wait(self, ident: str, done: Any) -> Mapping[str, Any] | None:
+        poller = self.cloud.poller(f"{NEUTRON}:{self.kind.key}", self._list)
+        return poller.wait(ident, done, self.runtime.sleep)
+
+    def _set_tags(self, ident: str, tags: Sequence[str]) -> None:
+        """Heat's ``set_tags``: the whole list, replaced."""
+        self._call("PUT", f"/{ident}/tags", {"tags": list(tags)})
+
+
+def _is_built(item: Mapping[str, Any] | None) -> bool:
+    """Heat's ``NeutronResource.is_built``."""
+    if item is None:
+        raise CloudFailure("the resource went away while it was being built", 404)
+    status = item.get("status")
+    if status == "BUILD":
+        return False
+    if status in ("ACTIVE", "DOWN"):
+        return True
+    if status in ("ERROR", "DEGRADED"):
+        raise _failure(f'Went to status {status} due to "Unknown"', "ResourceInError")
+    raise _failure(f'Resource is not built - Unknown status {status} due to "Unknown"',
+                   "ResourceUnknownStatus")
+
+
+def _failure(message: str, error_type: str) -> CloudFailure:
+    failure = CloudFailure(message)
+    failure.error_type = error_type
+    return failure
+
+
+def changed_properties(old: Mapping[str, Any], new: Mapping[str, Any], live: Mapping[str, Any],
+                       compared: Sequence[str]) -> dict[str, Any]:
+    """The properties an update sends: those whose new value differs from the
+    recorded one, and those the template sets that Neutron no longer holds (drift:
+    Heat's ``converge`` puts them back)."""
+    changed = {key: value for key, value in new.items() if old.get(key) != value}
+    for key in drifted_keys(new, live, compared):
+        changed.setdefault(key, new[key])
+    return changed
+
+
+def drifted_keys(properties: Mapping[str, Any], live: Mapping[str, Any],
+                 compared: Sequence[str]) -> list[str]:
+    """The compared properties the template set (not null) that Neutron shows
+    otherwise (lists compared as sets: Neutron does not keep their order)."""
+    keys = []
+    for key in compared:
+        wanted = properties.get(key)
+        if wanted is None or key not in live:
+            continue
+        if not _same(wanted, live[key]):
+            keys.append(key)
+    return keys
+
+
+def _same(wanted: Any, shown: Any) -> bool:
+    if isinstance(wanted, list) and isinstance(shown, list):
+        return sorted(map(_canonical, wanted)) == sorted(map(_canonical, shown))
+    if wanted == "" and shown is None:
+        return True  # '' is how a template says "none" (a subnet without gateway)
+    return bool(wanted == shown)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+# -- OS::Neutron::Net -------------------------------------------------------------------------
+
+@register
+class Net(NeutronResource):
+    """OS::Neutron::Net: a Neutron network."""
+
+    type_name = "OS::Neutron::Net"
+    kind = NEUTRON_KINDS["network"]
+    entity = "network"
+    has_status = True
+    properties_schema = properties_from_facade(type_name, {
+        "name": {"update_allowed": True},
+        "value_specs": {"default": {}, "update_allowed": True},
+        "admin_state_up": {"default": True, "update_allowed": True},
+        "shared": {"default": False, "update_allowed": True},
+        "dhcp_agent_ids": {"update_allowed": True},
+        "port_security_enabled": {"update_allowed": True},
+        "qos_policy": {"update_allowed": True},
+        "dns_domain": {"update_allowed": True},
+        "tags": {"update_allowed": True, "schema": PropertySchema("string")},
+    })
+    attributes_schema = attributes_from_facade(type_name, {
+        "subnets": "list", "port_security_enabled": "boolean", "mtu": "integer",
+        "l2_adjacency": "boolean", "segments": "list"})
+    custom_constraints = {"qos_policy": "neutron.qos_policy"}
+    sent_as = {"qos_policy": ("qos_policy_id", "policy")}
+    not_sent = frozenset({"tags", "value_specs", "dhcp_agent_ids"})
+    compared = ("name", "admin_state_up", "shared", "port_security_enabled", "dns_domain", "tags")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        outcome = super().handle_create(properties)
+        if properties.get("dhcp_agent_ids"):
+            self._replace_dhcp_agents(outcome.physical_id, properties["dhcp_agent_ids"])
+        return outcome
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if current.properties.get("dhcp_agent_ids") != properties.get("dhcp_agent_ids"):
+            self._replace_dhcp_agents(current.physical_id, properties.get("dhcp_agent_ids") or [])
+        return super().handle_update(current, properties)
+
+    def _replace_dhcp_agents(self, ident: str, wanted: Sequence[str]) -> None:
+        """Heat's ``_replace_dhcp_agents``: schedule the network on exactly these
+        DHCP agents (409: already there; 404 or 409 on removal: already gone)."""
+        hosting = self.cloud.request(NEUTRON, "GET", f"/networks/{ident}/dhcp-agents")
+        old = {agent["id"] for agent in hosting.get("agents") or []}
+        for agent in sorted(set(wanted) - old):
+            self._agent_call("POST", f"/agents/{agent}/dhcp-networks", {"network_id": ident}, (409,))
+        for agent in sorted(old - set(wanted)):
+            self._agent_call("DELETE", f"/agents/{agent}/dhcp-networks/{ident}", None, (404, 409))
+
+    def _agent_call(self, method: str, path: str, body: Mapping[str, Any] | None,
+                    fine: tuple[int, ...]) -> None:
+        try:
+            self.cloud.request(NEUTRON, method, path, body)
+        except CloudFailure as error:
+            if error.status not in fine:
+                raise
+
+
+# -- OS::Neutron::Subnet ----------------------------------------------------------------------
+
+_IPV6_MODES = ("dhcpv6-stateful", "dhcpv6-stateless", "slaac")
+
+
+def _pairs(first: str, second: str) -> PropertySchema:
+    """A list item of two required strings (an allocation pool, a host route)."""
+    return PropertySchema("map", schema={first: PropertySchema("string", required=True),
+                                         second: PropertySchema("string", required=True)})
+
+
+@register
+class Subnet(NeutronResource):
+    """OS::Neutron::Subnet: a Neutron subnet."""
+
+    type_name = "OS::Neutron::Subnet"
+    kind = NEUTRON_KINDS["subnet"]
+    entity = "subnet"
+    properties_schema = properties_from_facade(type_name, {
+        "prefixlen": {"constraints": (value_range(min=0),)},
+        "value_specs": {"default": {}, "update_allowed": True},
+        "name": {"update_allowed": True},
+        "ip_version": {"default": 4, "constraints": (allowed_values(4, 6),)},
+        "dns_nameservers": {"default": [], "update_allowed": True},
+        "gateway_ip": {"update_allowed": True},
+        "enable_dhcp": {"default": True, "update_allowed": True},
+        "allocation_pools": {"update_allowed": True, "schema": _pairs("start", "end")},
+        "host_routes": {"update_allowed": True, "schema": _pairs("destination", "nexthop")},
+        "ipv6_ra_mode": {"constraints": (allowed_values(*_IPV6_MODES),)},
+        "ipv6_address_mode": {"constraints": (allowed_values(*_IPV6_MODES),)},
+        "segment": {"update_allowed": True},
+        "tags": {"update_allowed": True, "schema": PropertySchema("string")},
+    })
+    attributes_schema = attributes_from_facade(type_name, {
+        "allocation_pools": "list", "host_routes": "list", "dns_nameservers": "list"})
+    custom_constraints = {"network": "neutron.network", "subnetpool": "neutron.subnetpool"}
+    sent_as = {"network": ("network_id", "network"), "subnetpool": ("subnetpool_id", "subnetpool"),
+               "segment": ("segment_id", None)}
+    compared = ("name", "gateway_ip", "enable_dhcp", "dns_nameservers", "allocation_pools",
+                "host_routes", "tags")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's ``Subnet.validate``, in its order."""
+        super().validate(properties)
+        where = f"resources.{self.name}"
+        pool, prefixlen, cidr = (properties.get(k) for k in ("subnetpool", "prefixlen", "cidr"))
+        if pool is not None and cidr:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "subnetpool, cidr.", where)
+        if pool is None and not cidr:
+            raise self.refuse("At least one of the following properties must be specified: "
+                              "subnetpool, cidr.", where)
+        if prefixlen and cidr:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "prefixlen, cidr.", where)
+        ra_mode, address_mode = properties.get("ipv6_ra_mode"), properties.get("ipv6_address_mode")
+        if properties.get("ip_version") == 4 and (ra_mode or address_mode):
+            raise self.refuse("ipv6_ra_mode and ipv6_address_mode are not supported for ipv4.", where)
+        if ra_mode and address_mode and ra_mode != address_mode:
+            raise self.refuse("When both ipv6_ra_mode and ipv6_address_mode are set, they must "
+                              "be equal.", where)
+
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+        body = super()._body(values, properties)
+        return _gateway_normalized(body)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if properties.get("gateway_ip") == "auto" and current.properties.get("gateway_ip") != "auto":
+            raise self.fail('The value "auto" for gateway_ip cannot be used to update an existing '
+                            "subnet. It is only supported during subnet creation. is not "
+                            "supported for resource.", "ResourceActionNotSupported")
+        if properties.get("allocation_pools") is None and current.properties.get("allocation_pools"):
+            # Heat: pools removed from the template are emptied (Neutron then
+            # allocates from the whole CIDR).
+            properties = {**properties, "allocation_pools": []}
+        return super().handle_update(current, properties)
+
+
+def _gateway_normalized(body: dict[str, Any]) -> dict[str, Any]:
+    """Heat's ``_normalize_gateway_ip``: '' (or null) is "no gateway" (JSON null);
+    'auto' lets Neutron choose (the key is left out)."""
+    if "gateway_ip" in body:
+        if body["gateway_ip"] == "":
+            body["gateway_ip"] = None
+        elif body["gateway_ip"] == "auto":
+            del body["gateway_ip"]
+    return body

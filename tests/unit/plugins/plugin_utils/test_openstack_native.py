@@ -1,0 +1,346 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pure parts of the native OpenStack types (resources/openstack): schemas from
+Heat 27's facade data, hidden spellings, Heat's validation words, the request
+bodies (only what changed), drift, shared polls, lookups by name or id.  What
+they do on a real cloud is tested in tests/cloud/test_native_neutron.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import parse_environment
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
+    TemplateSource,
+    load_template_yaml,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.definition import (
+    StackDefinition,
+    StackIdentity,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import (
+    ResourceState,
+    resource_class,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.facades import (
+    OPENSTACK_FACADES,
+    facade_of,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack import neutron
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.constraints import (
+    check_custom_constraint,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.poller import Poller
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import (
+    CloudFailure,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.properties import (
+    validate_properties,
+)
+
+NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet")
+# Heat 27's update_allowed properties (heat/engine/resources/openstack/neutron/*.py).
+UPDATE_ALLOWED = {
+    "OS::Neutron::Net": {"name", "value_specs", "admin_state_up", "shared", "dhcp_agent_ids",
+                         "port_security_enabled", "qos_policy", "dns_domain", "tags"},
+    "OS::Neutron::Subnet": {"value_specs", "name", "dns_nameservers", "gateway_ip", "enable_dhcp",
+                            "allocation_pools", "host_routes", "segment", "tags"},
+}
+
+
+# -- schemas --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("type_name", NATIVE)
+def test_a_native_type_has_heats_schema_from_the_facade_data(type_name: str) -> None:
+    cls = resource_class(type_name)
+    assert cls is not None
+    facade = OPENSTACK_FACADES[type_name]
+    assert {name: schema.type.capitalize() for name, schema in cls.properties_schema.items()} == \
+        dict(facade.properties)
+    assert list(cls.properties_schema) == list(facade.properties)  # Heat's order
+    assert tuple(cls.attributes_schema) == facade.attributes
+    assert {n for n, s in cls.properties_schema.items() if s.required} == set(facade.required)
+    assert {n for n, s in cls.properties_schema.items() if s.update_allowed} == UPDATE_ALLOWED[type_name]
+    # A provider template mapped over the type is held to the same interface.
+    assert facade_of(type_name) == facade
+
+
+def test_heats_defaults_fill_what_a_template_leaves_out() -> None:
+    checked = validate_properties(neutron.Subnet, {"network": "n", "cidr": "10.0.0.0/24"},
+                                  "resources.s.properties")
+    assert (checked["ip_version"], checked["enable_dhcp"], checked["dns_nameservers"],
+            checked["value_specs"], checked["gateway_ip"]) == (4, True, [], {}, None)
+    with pytest.raises(StackValidationFailed, match=r"resources.s.properties.ip_version: "
+                                                    r"5 is not an allowed value \[4, 6\]"):
+        validate_properties(neutron.Subnet, {"network": "n", "cidr": "c", "ip_version": 5},
+                            "resources.s.properties")
+
+
+# -- hidden spellings -----------------------------------------------------------------------
+
+def definition(template: str) -> StackDefinition:
+    data = load_template_yaml(template, "t.yaml")
+    return StackDefinition(TemplateSource("t.yaml", data, {}), parse_environment({}, "env.yaml"), {},
+                           StackIdentity("s", "s-id"))
+
+
+def test_the_hidden_network_id_of_a_native_subnet_becomes_network() -> None:
+    made = definition("""
+heat_template_version: 2018-08-31
+resources:
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {network_id: private, cidr: 10.0.0.0/24}
+""")
+    known = made.resources["subnet"].known_properties
+    assert known is not None and known["network"] == "private" and known["network_id"] is None
+
+
+def test_both_spellings_fail_with_heats_words() -> None:
+    with pytest.raises(StackValidationFailed, match="Cannot define the following properties at "
+                                                    "the same time: network, network_id"):
+        definition("""
+heat_template_version: 2018-08-31
+resources:
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {network_id: a, network: b, cidr: 10.0.0.0/24}
+""")
+
+
+# -- Heat's validation ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, message", [
+    ({"cidr": "10.0.0.0/24", "subnetpool": "p"},
+     "Cannot define the following properties at the same time: subnetpool, cidr."),
+    ({}, "At least one of the following properties must be specified: subnetpool, cidr."),
+    ({"cidr": "10.0.0.0/24", "prefixlen": 24},
+     "Cannot define the following properties at the same time: prefixlen, cidr."),
+    ({"cidr": "10.0.0.0/24", "ipv6_ra_mode": "slaac"},
+     "ipv6_ra_mode and ipv6_address_mode are not supported for ipv4."),
+    ({"cidr": "fd00::/64", "ip_version": 6, "ipv6_ra_mode": "slaac",
+      "ipv6_address_mode": "dhcpv6-stateful"},
+     "When both ipv6_ra_mode and ipv6_address_mode are set, they must be equal."),
+    ({"cidr": "10.0.0.0/24", "value_specs": {"tenant_id": "x"}}, "tenant_id not allowed in value_specs"),
+])
+def test_a_subnet_is_validated_as_heat_validates_it(values: dict[str, Any], message: str) -> None:
+    checked = validate_properties(neutron.Subnet, {"network": "n", **values}, "resources.s.properties")
+    with pytest.raises(StackValidationFailed) as raised:
+        neutron.Subnet("s", FakeRuntime(FakeCloud())).validate(checked)
+    assert raised.value.message == message and raised.value.path == "resources.s"
+
+
+# -- what is sent ---------------------------------------------------------------------------
+
+class FakeCloud:
+    """Records calls; answers Neutron's shapes from ``items`` (id -> item)."""
+
+    def __init__(self, items: dict[str, dict[str, Any]] | None = None) -> None:
+        self.items = items or {}
+        self.sent: list[tuple[str, str, Any]] = []
+        self.found: dict[tuple[str, str], str] = {}
+        self.pollers: dict[str, Poller] = {}
+
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                params: Any = None) -> Any:
+        self.sent.append((method, path, body))
+        parts = path.strip("/").split("/")
+        if method == "GET" and len(parts) == 1:
+            wanted = dict(params) if isinstance(params, Mapping) else {}
+            ids = [v for k, v in params if k == "id"] if isinstance(params, list) else [wanted.get("id")]
+            matches = [i for i in self.items.values()
+                       if i["id"] in ids or i.get("name") == wanted.get("name")]
+            return {parts[0].replace("-", "_"): matches}
+        if method == "GET":
+            if parts[1] not in self.items:
+                raise CloudFailure("not found", 404)
+            return {parts[0][:-1]: self.items[parts[1]]}
+        if method == "POST":
+            item = {"id": f"id-{len(self.items)}", "status": "ACTIVE", **next(iter(body.values()))}
+            self.items[item["id"]] = item
+            return {parts[0][:-1]: item}
+        return None
+
+    def poller(self, kind: str, lister: Any) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister))
+
+    def writes(self) -> list[tuple[str, str, Any]]:
+        return [call for call in self.sent if call[0] != "GET"]
+
+
+class FakeRuntime:
+    stack_name = "st"
+    stack_id = "stack-id"
+
+    def __init__(self, cloud: FakeCloud) -> None:
+        self.cloud = cloud
+        self.claimed: list[str] = []
+
+    def physical_name(self, resource_name: str) -> str:
+        return f"st-{resource_name}-abcdefghijkl"
+
+    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
+        self.claimed.append(physical_id)
+
+    def sleep(self, seconds: float) -> None:
+        pass
+
+
+def net_properties(**values: Any) -> dict[str, Any]:
+    return validate_properties(neutron.Net, values, "resources.net.properties")
+
+
+def test_a_create_sends_heats_body_and_claims_the_id_it_got() -> None:
+    cloud = FakeCloud()
+    runtime = FakeRuntime(cloud)
+    outcome = neutron.Net("net", runtime).handle_create(net_properties(value_specs={"mtu": 1400}))
+    assert outcome.physical_id == "id-0" and runtime.claimed == ["id-0"]
+    method, path, body = cloud.sent[0]
+    # Not null, value_specs merged, the name Heat's default; nothing else.
+    assert (method, path, body) == ("POST", "/networks", {"network": {
+        "name": "st-net-abcdefghijkl", "admin_state_up": True, "shared": False, "mtu": 1400}})
+
+
+def test_a_subnet_sends_network_id_found_by_name_and_no_gateway_for_null() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "private"}})
+    checked = validate_properties(neutron.Subnet, {"network": "private", "cidr": "10.0.0.0/24",
+                                                   "gateway_ip": None}, "resources.s.properties")
+    neutron.Subnet("s", FakeRuntime(cloud)).handle_create(checked)
+    body = cloud.writes()[0][2]["subnet"]
+    assert body["network_id"] == "n1" and "network" not in body and body["gateway_ip"] is None
+
+
+def test_an_update_sends_only_what_changed() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "a", "admin_state_up": True, "shared": False,
+                              "status": "ACTIVE", "tags": []}})
+    old = net_properties(name="a")
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="n1", properties=old)
+    neutron.Net("net", FakeRuntime(cloud)).handle_update(state, net_properties(name="b"))
+    assert cloud.writes() == [("PUT", "/networks/n1", {"network": {"name": "b"}})]
+
+
+def test_an_update_puts_back_what_drifted_converge() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "a", "admin_state_up": False, "shared": False,
+                              "status": "ACTIVE", "tags": []}})
+    props = net_properties(name="a")
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="n1", properties=props)
+    neutron.Net("net", FakeRuntime(cloud)).handle_update(state, props)
+    assert cloud.writes() == [("PUT", "/networks/n1", {"network": {"admin_state_up": True}})]
+
+
+def test_tags_are_set_with_their_own_call() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "a", "status": "ACTIVE", "tags": ["x"]}})
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="n1",
+                          properties=net_properties(name="a", tags=["x"]))
+    neutron.Net("net", FakeRuntime(cloud)).handle_update(state, net_properties(name="a", tags=["y"]))
+    assert cloud.writes() == [("PUT", "/networks/n1/tags", {"tags": ["y"]})]
+
+
+def test_drift_names_what_the_cloud_holds_otherwise() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "renamed", "admin_state_up": True,
+                              "shared": False, "status": "ACTIVE", "tags": []}})
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="n1",
+                          properties=net_properties(name="a"))
+    answer = neutron.Net("net", FakeRuntime(cloud)).check_drift(state)
+    assert answer["drifted"] is True and answer["changed_keys"] == ["name"]
+    assert answer["diff"] == {"before": {"name": "a"}, "after": {"name": "renamed"}}
+    del cloud.items["n1"]
+    assert neutron.Net("net", FakeRuntime(cloud)).check_drift(state)["drifted"] is True
+
+
+def test_lists_are_compared_as_sets_and_no_gateway_as_null() -> None:
+    assert neutron.drifted_keys({"dns_nameservers": ["b", "a"], "gateway_ip": ""},
+                                {"dns_nameservers": ["a", "b"], "gateway_ip": None},
+                                ("dns_nameservers", "gateway_ip")) == []
+    # A property the template leaves out is Neutron's to choose: not drift.
+    assert neutron.drifted_keys({"name": None}, {"name": "x"}, ("name",)) == []
+
+
+def test_a_delete_of_what_is_gone_is_done() -> None:
+    cloud = FakeCloud()
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="gone")
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        cloud.sent.append(("DELETE", "/networks/gone", None))
+        raise CloudFailure("Network gone could not be found.", 404)
+
+    cloud.request = refuse  # type: ignore[method-assign]
+    neutron.Net("net", FakeRuntime(cloud)).handle_delete(state)
+    assert cloud.sent == [("DELETE", "/networks/gone", None)]
+
+
+# -- lookups and constraints -----------------------------------------------------------------
+
+def test_a_constraint_fails_with_heats_property_error() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "twin"}, "n2": {"id": "n2", "name": "twin"}})
+    with pytest.raises(StackValidationFailed) as raised:
+        check_custom_constraint(cloud, "neutron.network", "nope",  # type: ignore[arg-type]
+                                "resources.s.properties.network")
+    assert str(raised.value) == ("Property error: resources.s.properties.network: Error validating "
+                                 "value 'nope': Unable to find network with name or id 'nope'")
+    with pytest.raises(StackValidationFailed, match="Multiple network matches found for name "
+                                                    "'twin', use an ID to be more specific."):
+        check_custom_constraint(cloud, "neutron.network", "twin",  # type: ignore[arg-type]
+                                "resources.s.properties.network")
+
+
+def test_a_value_is_looked_up_once_per_run() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "private"}})
+    for _ in range(3):
+        check_custom_constraint(cloud, "neutron.network", "private",  # type: ignore[arg-type]
+                                "resources.s.properties.network")
+    assert len(cloud.sent) == 1
+
+
+# -- shared polls ----------------------------------------------------------------------------
+
+def test_waiters_share_their_polls() -> None:
+    """Twenty waits for one collection: each poll answers every waiter, so the
+    calls are about those one wait needs, not twenty times as many."""
+    calls: list[Sequence[str]] = []
+    ready_at = time.monotonic() + 0.6
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        calls.append(list(ids))
+        time.sleep(0.02)
+        status = "ACTIVE" if time.monotonic() > ready_at else "BUILD"
+        return [{"id": i, "status": status} for i in ids]
+
+    poller = Poller(lister)
+    answers: dict[str, Any] = {}
+
+    def wait(ident: str) -> None:
+        answers[ident] = poller.wait(ident, lambda item: item is not None and item["status"] == "ACTIVE",
+                                     time.sleep)
+
+    threads = [threading.Thread(target=wait, args=(f"s{i}",)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(answer["status"] == "ACTIVE" for answer in answers.values()) and len(answers) == 20
+    assert len(calls) <= 12, len(calls)  # one waiter alone needs about 5
+    assert max(len(ids) for ids in calls) > 1  # polls were shared
+
+
+def test_a_thing_that_is_gone_ends_a_wait_for_its_deletion() -> None:
+    poller = Poller(lambda ids: [])
+    assert poller.wait("x", lambda item: item is None, time.sleep) is None
+
+
+# -- openstacksdk only when used -------------------------------------------------------------
+
+def test_the_engine_does_not_import_openstacksdk_until_a_cloud_is_used() -> None:
+    code = ("import sys; import ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine; "
+            "print(any(m == 'openstack' or m.startswith(('openstack.', 'keystoneauth1')) "
+            "for m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "False"
