@@ -92,10 +92,12 @@ class ForkedHost:
     processes of their own (``call`` sends one ``HostRequest``)."""
 
     def __init__(self, name: str, call: Callable[[HostRequest], HostAnswer],
-                 inventory: frozenset[str] | None, localhost_names: frozenset[str]) -> None:
+                 inventory: frozenset[str] | None, localhost_names: frozenset[str],
+                 modules: ModuleFacts | None = None) -> None:
         self.name = name
         self.unreachable = ""
         self._call = call
+        self._modules = modules or ModuleFacts()
         self._inventory = inventory
         self._localhost_names = localhost_names
         self._facts: dict[str, Any] = {}
@@ -118,7 +120,7 @@ class ForkedHost:
         with self._lock:
             if hostname not in self._others:
                 self._others[hostname] = ForkedHost(hostname, self._call, self._inventory,
-                                                    self._localhost_names)
+                                                    self._localhost_names, self._modules)
             return self._others[hostname]
 
     @property
@@ -151,16 +153,19 @@ class ForkedHost:
         result.update(unreachable=True, failed=False,
                       msg=f"{result.get('msg', '')} ({self.unreachable})")
 
-    # -- what the controller knows of modules (read in a served process) ------------
+    # -- what the controller knows of modules (read once per run, in a served process) --
     def module_options(self, module: str) -> Mapping[str, Any] | None:
-        options: Mapping[str, Any] | None = self._request("module_options", module)
+        options: Mapping[str, Any] | None = self._modules.read(
+            "module_options", module, lambda: self._request("module_options", module))
         return options
 
     def module_exists(self, module: str) -> bool:
-        return bool(self._request("module_exists", module))
+        return bool(self._modules.read("module_exists", module,
+                                       lambda: self._request("module_exists", module)))
 
     def module_no_log(self, module: str) -> frozenset[str]:
-        return frozenset(self._request("module_no_log", module))
+        return frozenset(self._modules.read("module_no_log", module,
+                                            lambda: self._request("module_no_log", module)))
 
     # -- calls ----------------------------------------------------------------------------
     def _request(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -193,6 +198,32 @@ class ForkedHost:
                     self._opened.set()  # a lost host raised HostUnreachable instead
                     return result
             return run()
+
+
+class ModuleFacts:
+    """What the controller's plugins say of a module (its options, whether it
+    exists, its no_log options), read once per run however many threads ask at once:
+    reading a module's documentation costs a tenth of a second."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[tuple[str, str], Any] = {}
+        self._reading: dict[tuple[str, str], threading.Lock] = {}
+
+    def read(self, what: str, module: str, read: Callable[[], Any]) -> Any:
+        key = (what, module)
+        with self._lock:
+            if key in self._known:
+                return self._known[key]
+            reading = self._reading.setdefault(key, threading.Lock())
+        with reading:  # one read; the others wait for it
+            with self._lock:
+                if key in self._known:
+                    return self._known[key]
+            value = read()
+            with self._lock:
+                self._known[key] = value
+            return value
 
 
 class HostUnreachable(HotplayError):

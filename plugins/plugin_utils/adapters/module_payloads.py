@@ -29,6 +29,7 @@ import base64
 import binascii
 import contextlib
 import dataclasses
+import fcntl
 import importlib.util
 import io
 import marshal
@@ -60,11 +61,25 @@ def reuse_compiled_payloads() -> None:
     def load_compiled(path: str) -> Any:
         with _LOCK:  # one compile per payload, even when twenty calls want it at once
             if path not in _PAYLOADS:
-                _PAYLOADS[path] = _read_compiled(path) or _write_compiled(path, compiled(load(path)))
+                _PAYLOADS[path] = _read_compiled(path) or _compile_once(path, load)
             return _PAYLOADS[path]
 
     load_compiled._hotplay_compiled = True  # type: ignore[attr-defined]
     cached.load = staticmethod(load_compiled)
+
+
+def _compile_once(path: str, load: Any) -> Any:
+    """Compile the payload at ``path`` and keep it, unless another process of the
+    task does so at the same moment (then wait for it and read what it kept)."""
+    try:
+        lock = os.open(path + COMPILED_SUFFIX + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        return compiled(load(path))
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _read_compiled(path) or _write_compiled(path, compiled(load(path)))
+    finally:
+        os.close(lock)  # closing releases the lock
 
 
 def _read_compiled(path: str) -> Any:

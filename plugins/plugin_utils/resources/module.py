@@ -120,10 +120,9 @@ class AnsibleModule(Resource):
             "list", "Names of arguments whose values are secret.", default=[], update_allowed=True,
             schema=PropertySchema("string")),
         "adopt_run": PropertySchema(
-            "boolean", "When the resource adopts a thing Heat made and the module cannot say in "
-                       "check mode whether it would change it: run it anyway (to read what it "
-                       "returns) or record the resource as the template says. Default: run it, "
-                       "unless it has no_log arguments (such as a password it sets).",
+            "boolean", "Accepted for templates written for earlier versions; no effect: a module "
+                       "that cannot say in check mode whether it would change what Heat made is "
+                       "never run on adoption (the resource is recorded as the template says).",
             update_allowed=True),
     }
     attributes_schema = {}
@@ -173,21 +172,18 @@ class AnsibleModule(Resource):
         the thing, and adopting it would change it on the next apply); then it runs to
         return what it returns after a create (its attributes), changing nothing
         (in check mode too: it is a read once its check mode said so).
-        A module that cannot tell in check mode runs as a rerun would (modules are
-        idempotent), unless ``adopt_run`` says not to, or by default when it has no_log
-        arguments (setting a password acts on every run), and never in check mode: then
-        the resource is recorded as the template says, with Heat's id."""
+        A module that cannot tell in check mode is never run for real on adoption (an
+        abandon file is input from elsewhere, and such a module might act): the
+        resource is recorded as the template says, with Heat's id and no attributes
+        until an update runs it.  ``adopt_run`` is accepted and has no effect."""
         host = self._host(properties)
         call = self._call(properties, adopted.resource_id)
         verdict = _verdict(self._run(host, call, properties, check=True))
         if verdict.get("failed"):
             raise self.fail(f"{call.module} on {host.name}, reading {adopted.resource_id}: "
                             f"{verdict.get('msg')}", "Error")
-        run = properties.get("adopt_run")
-        if run is None:
-            run = not properties.get("no_log")
-        if verdict["changed"] is None and (not run or getattr(self.runtime, "preview", False)):
-            # Not run (nor in check mode: it might act): Heat's id, no attributes.
+        if verdict["changed"] is None:
+            # Not run: check mode could not tell whether it would act.
             return Outcome(adopted.resource_id, {"host": host.name, "attributes": {}})
         if verdict["changed"]:
             keys = ", ".join(verdict.get("changed_keys") or ()) or "it does not say what"
