@@ -34,7 +34,7 @@ PREAMBLE = """
 import encodings.ascii, encodings.latin_1, encodings.utf_8, json, os, signal, subprocess, sys, time
 from ansible_collections.hotplay.stacks.plugins.plugin_utils import errors
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import (
-    fencing, leases, locking, open_store, processes, sqlite)
+    fencing, leases, locking, open_store, processes, proofs, sqlite)
 uid, gid = int(os.environ["OTHER_UID"]), int(os.environ["OTHER_GID"])
 os.setgroups([])
 os.setresgid(gid, gid, gid)

@@ -156,6 +156,7 @@ class LeaseRecord:
     expires: float
     note: str  # how the token began: "" (free), a takeover, a break and its reason
     now: float = 0.0
+    proof: str = ""  # digest of the nonce its holder keeps (proofs.py), checked before fencing
 
     @property
     def held(self) -> bool:

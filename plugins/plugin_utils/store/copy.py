@@ -43,7 +43,8 @@ NOT_COPIED = frozenset({"locks", "leases", "meta"})
 SCHEMA_KEY = "schema_version"
 # Meta keys each store has for itself: neither compared nor copied.  The salt of
 # new keyrings differs from store to store; a copied stack keeps its own keyring.
-STORE_OWN_KEYS = frozenset({"secrets_salt"})
+# The store's id binds lease proofs (leases.py) to the store.
+STORE_OWN_KEYS = frozenset({"secrets_salt", "store_id"})
 # Events are compared in order, ids aside: ids already used in the target are renumbered.
 _DIGEST_SKIPS = {"events": frozenset({"id"})}
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import uuid
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -37,8 +38,9 @@ from ..errors import LockLost, StackLocked
 from .processes import is_process, pid_space, process_start
 from .base import BROKEN_NOTE, TAKEOVER_NOTE, LeaseRecord, LeaseTerms, Store, utc_now
 from .fencing import fence
+from .proofs import Proof, make_proof
 
-LEASE_COLUMNS = "token, holder, host, pid, pid_space, pid_start, acquired, expires, note"
+LEASE_COLUMNS = "token, holder, host, pid, pid_space, pid_start, acquired, expires, note, proof"
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class LeaseRows(Store):
     def _init_leases(self, terms: LeaseTerms) -> None:
         self.lease_terms = terms
         self._fences: dict[str, int] = {}  # stack name -> token of the leases held
+        self._proofs: dict[str, Proof] = {}  # stack name -> the proof of its lease, kept open
         self._unfenced = False  # True while the lease rows themselves are written
         # What a backend did to the holder before it could even read the lease row
         # (sqlite.py: a job stopped inside a write), for the takeover note.
@@ -151,15 +154,22 @@ class LeaseRows(Store):
             if stack_name in self._fences or (current.held and not holder_gone(current)):
                 raise refusal(stack_name, current)
             token = current.token + 1
-            note = _takeover_note(current, self._fenced_before)
+            identity = self._store_identity(make=True)
+            note = _takeover_note(current, identity, self._fenced_before)
             self._fenced_before = ""
-            self._change(
-                f"UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
-                f" pid_start = ?, acquired = ?, expires = {self.lease_now} + ?, note = ?"
-                " WHERE stack_name = ?",
-                (token, holder, me.host, me.pid, me.pid_space, me.pid_start, utc_now(),
-                 self.lease_terms.length, note, stack_name))
+            proof = make_proof(identity, stack_name, token)
+            try:
+                self._change(
+                    f"UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
+                    f" pid_start = ?, acquired = ?, expires = {self.lease_now} + ?, note = ?, proof = ?"
+                    " WHERE stack_name = ?",
+                    (token, holder, me.host, me.pid, me.pid_space, me.pid_start, utc_now(),
+                     self.lease_terms.length, note, proof.digest, stack_name))
+            except BaseException:
+                proof.close()
+                raise
         self._fences[stack_name] = token
+        self._proofs[stack_name] = proof
         return token
 
     def renew_lock(self, stack_name: str) -> None:
@@ -177,10 +187,16 @@ class LeaseRows(Store):
         token = self._fences.pop(stack_name, None)
         if token is None:
             return
-        with self._lease_writes():
-            # Only its own lease: one taken over (a higher token) is not touched.
-            self._change("UPDATE leases SET expires = 0 WHERE stack_name = ? AND token = ?",
-                         (stack_name, token))
+        try:
+            with self._lease_writes():
+                # Only its own lease: one taken over (a higher token) is not touched.
+                self._change("UPDATE leases SET expires = 0 WHERE stack_name = ? AND token = ?",
+                             (stack_name, token))
+        finally:
+            # Released (or left to run out): this process holds that lease no more.
+            proof = self._proofs.pop(stack_name, None)
+            if proof is not None:
+                proof.close()
 
     def release_all_locks(self) -> None:
         """On closing: what is still held goes (a lease left behind would only run out)."""
@@ -198,10 +214,21 @@ class LeaseRows(Store):
                 return None
             self._change(
                 "UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
-                " pid_start = ?, acquired = ?, expires = 0, note = ? WHERE stack_name = ?",
+                " pid_start = ?, acquired = ?, expires = 0, note = ?, proof = '' WHERE stack_name = ?",
                 (current.token + 1, by, me.host, me.pid, me.pid_space, me.pid_start, utc_now(),
                  BROKEN_NOTE + reason, stack_name))
         return current
+
+    def _store_identity(self, make: bool = False) -> str:
+        """This store's own random id (``meta.store_id``, which no copy of its rows
+        takes along), which lease proofs are bound to; made on first use when
+        ``make`` (inside the lease transaction), else "" when there is none yet."""
+        rows = self._select("SELECT value FROM meta WHERE key = 'store_id'")
+        if rows or not make:
+            return str(rows[0]["value"]) if rows else ""
+        self._change("INSERT INTO meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING",
+                     (uuid.uuid4().hex,))
+        return str(self._select("SELECT value FROM meta WHERE key = 'store_id'")[0]["value"])
 
     def _lease(self, stack_name: str, lock_row: bool = False) -> LeaseRecord | None:
         rows = self._select(
@@ -216,19 +243,20 @@ def lease_of(row: Any) -> LeaseRecord:
         stack_name=row["stack_name"], token=int(row["token"]), holder=row["holder"],
         host=row["host"], pid=int(row["pid"]), pid_space=row["pid_space"],
         pid_start=row["pid_start"], acquired=row["acquired"], expires=float(row["expires"]),
-        note=row["note"], now=float(row["store_now"]))
+        note=row["note"], now=float(row["store_now"]), proof=row["proof"])
 
 
-def _takeover_note(previous: LeaseRecord, fenced_before: str = "") -> str:
+def _takeover_note(previous: LeaseRecord, identity: str, fenced_before: str = "") -> str:
     """How a lease that was not released came to be taken (empty for a free one).
     A holder whose lease ran out may still live (frozen, hung): it is fenced
-    first, where this host can reach it, and the note says what was done."""
+    first, where this host can reach it and it proves to hold the lease of the
+    store ``identity``, and the note says what was done."""
     if previous.expires <= 0 or not previous.holder:
         return ""
     if previous.held:
         why = "its process is gone"
     else:
         why = f"its lease ran out at {previous.expiry_time()}"
-        fenced = fence(previous) or fenced_before
+        fenced = fence(previous, identity) or fenced_before
         why += f"; {fenced}" if fenced else ""
     return f"{TAKEOVER_NOTE}{previous.who()}, token {previous.token}: {why}"

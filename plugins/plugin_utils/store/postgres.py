@@ -43,6 +43,7 @@ from .sql import (
     Dialect,
     OldLock,
     SqlStore,
+    added_column,
     insert_sql,
     old_locks_refusal,
     quoted,
@@ -206,7 +207,11 @@ class PostgresStore(SqlStore):
                     "If that job hangs or is gone for good, end its database session (the lock "
                     f"goes with it): SELECT pg_terminate_backend({held[0][1]})")
             for _version, statement in DIALECT.statements(after=current):
-                self._execute(statement)
+                column = added_column(statement)
+                if column is None or not self._read(
+                        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+                        " AND table_name = %s AND column_name = %s", column):
+                    self._execute(statement)
             self._execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

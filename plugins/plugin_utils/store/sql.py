@@ -12,6 +12,7 @@ written with ``?`` placeholders; ``Dialect.native`` turns them into the driver's
 from __future__ import annotations
 
 import functools
+import re
 import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,7 +43,7 @@ from .rows import (
     stored_resource,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
 # ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
@@ -163,6 +164,11 @@ CREATE TABLE IF NOT EXISTS leases (
     (4, """
 DROP TABLE IF EXISTS locks;
 """),
+    # A lease names the digest of its holder's proof (proofs.py): fencing signals
+    # only a process that holds it.
+    (5, """
+ALTER TABLE leases ADD COLUMN proof TEXT NOT NULL DEFAULT '';
+"""),
 )
 
 
@@ -236,6 +242,16 @@ class Dialect:
 @functools.lru_cache(maxsize=256)
 def _native(sql: str, placeholder: str) -> str:
     return sql if placeholder == "?" else sql.replace("?", placeholder)
+
+
+def added_column(statement: str) -> tuple[str, str] | None:
+    """The table and column an ``ALTER TABLE ... ADD COLUMN`` statement adds (None
+    for another statement).  Every other statement of the schema may run twice
+    (``IF NOT EXISTS``); a backend runs this one only where the column is missing,
+    so a store whose tables ran ahead of its marker (a marker set back by hand, an
+    upgrade an older version left half done) is upgraded all the same."""
+    found = re.match(r"ALTER TABLE (\w+) ADD COLUMN (\w+) ", statement)
+    return (found.group(1), found.group(2)) if found else None
 
 
 def quoted(name: str) -> str:

@@ -34,6 +34,7 @@ from .sql import (
     Dialect,
     OldLock,
     SqlStore,
+    added_column,
     insert_sql,
     old_locks_refusal,
     quoted,
@@ -108,7 +109,10 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
                 f"seen to be gone), remove its lock row: sqlite3 {path} \"DELETE FROM locks WHERE "
                 f"stack_name = '{held[0].stack_name}'\"")
         for _version, statement in DIALECT.statements(after=version):
-            db.execute(statement)
+            column = added_column(statement)
+            if column is None or column[1] not in {row[1] for row in db.execute(
+                    f"PRAGMA table_info({quoted(column[0])})")}:
+                db.execute(statement)
         if _missing_objects(db):
             # A marker ahead of its tables: what is missing is made again (only the
             # statements that may run twice).
@@ -363,7 +367,7 @@ class SqliteStore(SqlStore):
         leases = [lease_of(row) for row in rows]
         if not leases or any(lease.held for lease in leases):
             return ""  # a job with a live lease is only slow: never killed
-        done = fence(leases[0])
+        done = fence(leases[0], self._store_identity())
         return f"{done} (it held the store's write lock)" if done.startswith("fenced:") else ""
 
     # -- rows as stored (store_copy: no decoding, so encrypted values stay so) --------

@@ -126,4 +126,4 @@ class OldJob:
     def end(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
-        self.process.wait()
+        self.process.communicate()  # waits, and closes its pipes

@@ -2,7 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fencing: the run that takes a lease over stops the old holder and what it
 started, when they run in this PID namespace; with real processes (a holder that
-took a real lease, then was frozen with SIGSTOP, with a child of its own)."""
+took a real lease, then was frozen with SIGSTOP, with a child of its own).
+
+Only a process that proves to hold that lease (proofs.py) and is this user's is
+ever signalled: a lease row naming any other process (an unrelated tree, a run
+holding another lease, another user's process) leaves it alone (issue 28, item 6)."""
 
 from __future__ import annotations
 
@@ -24,6 +28,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.processes imp
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.base import LeaseRecord
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.fencing import UNREACHABLE, fence
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.proofs import make_proof
+
+STORE = "store-1"  # the store's identity the leases below are of
 
 # A holder: takes the lease of stack web, starts a child (as a worker starts a
 # module), says so, and works on.
@@ -38,56 +45,139 @@ time.sleep(600)
 """
 
 
-def _lease(pid: int, space: str | None = None, start: str | None = None) -> LeaseRecord:
-    return LeaseRecord(stack_name="web", token=1, holder="job 1", host="h", pid=pid,
+def _lease(pid: int, space: str | None = None, start: str | None = None, proof: str = "",
+           stack: str = "web", token: int = 1) -> LeaseRecord:
+    return LeaseRecord(stack_name=stack, token=token, holder="job 1", host="h", pid=pid,
                        pid_space=pid_space() if space is None else space,
                        pid_start=process_start(pid) if start is None else start,
-                       acquired="2026-01-01T00:00:00Z", expires=1.0, note="", now=2.0)
+                       acquired="2026-01-01T00:00:00Z", expires=1.0, note="", now=2.0, proof=proof)
+
+
+# A holder of the lease token 1 of stack web in STORE, as a run keeps it (proofs.py),
+# with a child (as a worker starts a module); with a uid, it becomes that user first.
+PROVING_HOLDER = """
+import os, subprocess, sys, time
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.proofs import make_proof
+proof = make_proof(sys.argv[1], "web", 1)
+if len(sys.argv) > 2:
+    os.setgroups([])
+    os.setresgid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
+    os.setresuid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
+child = subprocess.Popen(["/bin/sleep", "600"])
+print(proof.digest, child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+class Tree:
+    """A process (a proving holder, or a shell that is no hotplay run) with a child."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
+                                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        self.pid, self.proof = self.process.pid, ""
+
+    def child_of_shell(self) -> int:
+        deadline = time.monotonic() + 10
+        while not descendants(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        [child] = descendants(self.pid)
+        return child
+
+    def end(self) -> None:
+        for pid in [*descendants(self.pid), self.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.communicate()  # waits, and closes its pipe
+
+
+def _holder(*args: str) -> tuple[Tree, int]:
+    tree = Tree([sys.executable, "-c", PROVING_HOLDER, STORE, *args])
+    tree.proof, child = tree.process.stdout.readline().split()
+    return tree, int(child)
 
 
 @pytest.fixture
 def tree():
-    """A process with a child (a shell running sleep): (shell pid, sleep pid)."""
-    shell = subprocess.Popen(["sh", "-c", "sleep 600; true"])
-    deadline = time.monotonic() + 10
-    while not descendants(shell.pid) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    [child] = descendants(shell.pid)
-    yield shell, child
-    for pid in (child, shell.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    shell.wait()
+    """A holder of the lease with a child: (holder, child pid)."""
+    holder, child = _holder()
+    yield holder, child
+    holder.end()
+
+
+@pytest.fixture
+def stranger():
+    """A shell running sleep, no hotplay run (the tree of issue 28, item 6): (shell, sleep pid)."""
+    shell = Tree(["sh", "-c", "sleep 600; true"])
+    yield shell, shell.child_of_shell()
+    shell.end()
 
 
 def test_a_frozen_holder_in_this_pid_namespace_is_killed_with_its_children(tree):
-    shell, child = tree
-    os.kill(shell.pid, signal.SIGSTOP)
+    holder, child = tree
+    os.kill(holder.pid, signal.SIGSTOP)
     os.kill(child, signal.SIGSTOP)
-    done = fence(_lease(shell.pid))
-    assert done == f"fenced: stopped and killed its processes {', '.join(map(str, sorted([shell.pid, child])))}" \
+    done = fence(_lease(holder.pid, proof=holder.proof), STORE)
+    assert done == f"fenced: stopped and killed its processes {', '.join(map(str, sorted([holder.pid, child])))}" \
                    " before this run acted"
-    assert shell.wait(timeout=10) == -signal.SIGKILL
+    assert holder.process.wait(timeout=10) == -signal.SIGKILL
     assert not running(child)
 
 
+def _untouched(*pids: int) -> bool:
+    """Running, and neither stopped nor killed."""
+    return all(running(pid) and open(f"/proc/{pid}/stat", encoding="ascii").read().rsplit(")", 1)[1].split()[0]
+               != "T" for pid in pids)
+
+
+def test_a_process_without_the_lease_s_proof_is_never_signalled(stranger, tree):
+    """A row anyone who can write the store may write: an expired lease naming an
+    unrelated tree (its pid and start time are in /proc for all to read), with no
+    proof or a made-up one; or naming a real holder of another lease, with that
+    lease's proof digest copied from the store."""
+    shell, sleeper = stranger
+    for forged in ("", "0" * 64, make_proof(STORE, "web", 1).digest):
+        assert fence(_lease(shell.pid, proof=forged), STORE) == (
+            f"not fenced: its process {shell.pid} holds no proof of this lease (no run of hotplay.stacks took "
+            "it there, or one of a version before lease proofs): left alone")
+    holder, child = tree
+    for stack, token, store in (("db", 1, STORE), ("web", 2, STORE), ("web", 1, "another store")):
+        assert fence(_lease(holder.pid, proof=holder.proof, stack=stack, token=token), store).startswith(
+            f"not fenced: its process {holder.pid} holds no proof of this lease")
+    assert _untouched(shell.pid, sleeper, holder.pid, child)
+
+
+def test_another_user_s_process_is_never_signalled():
+    """Even one that holds the lease's proof: its user may run anything in it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the holder becomes another user (nobody)")
+    holder, child = _holder("65534")
+    try:
+        assert fence(_lease(holder.pid, proof=holder.proof), STORE) == (
+            f"not fenced: its process {holder.pid} is another user's (uid 65534); a run never signals "
+            "another user's processes")
+        assert _untouched(holder.pid, child)
+    finally:
+        holder.end()
+
+
 def test_a_reused_pid_is_not_killed(tree):
-    shell, _child = tree
-    assert fence(_lease(shell.pid, start="12345")) == ""  # another process had that pid
-    assert shell.poll() is None
+    holder, _child = tree
+    assert fence(_lease(holder.pid, start="12345", proof=holder.proof), STORE) == ""  # another process had that pid
+    assert holder.process.poll() is None
 
 
 def test_a_holder_elsewhere_is_not_reached(tree):
-    shell, _child = tree
-    assert fence(_lease(shell.pid, space="another-boot pid:[1]")) == UNREACHABLE
-    assert shell.poll() is None
+    holder, _child = tree
+    assert fence(_lease(holder.pid, space="another-boot pid:[1]", proof=holder.proof), STORE) == UNREACHABLE
+    assert holder.process.poll() is None
 
 
 def test_this_process_is_never_fenced():
-    assert fence(_lease(os.getpid())) == "not fenced: it is this process or one above it"
-    assert fence(_lease(os.getppid())) == "not fenced: it is this process or one above it"
+    assert fence(_lease(os.getpid()), STORE) == "not fenced: it is this process or one above it"
+    assert fence(_lease(os.getppid()), STORE) == "not fenced: it is this process or one above it"
 
 
 def test_taking_over_a_frozen_holder_s_lease_kills_it_and_its_module_first(store_url):

@@ -20,6 +20,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import Stack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.postgres import PostgresStore
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sql import SCHEMA_VERSION
 
 
 def _state(name: str, physical_id: str = "", **kwargs) -> ResourceState:
@@ -249,7 +250,7 @@ def test_schema_is_versioned_and_created_once(pg_url):
     first = PostgresStore(pg_url)
     stack = first.create_stack("web")
     second = PostgresStore(pg_url)  # finds the schema in place: no error, data kept
-    assert second.schema_version() == 4 and second.get_stack(stack.id) == stack
+    assert second.schema_version() == SCHEMA_VERSION and second.get_stack(stack.id) == stack
     second.close()
     first._execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     with pytest.raises(StoreError, match="schema version 99, newer"):

@@ -20,6 +20,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import (
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.postgres import PostgresStore
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import SealedStore, sealed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sql import SCHEMA_VERSION
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 KEY = StoreKey("a long passphrase from the vault")
@@ -177,7 +178,7 @@ def test_the_postgres_schema_gains_the_keyring_table(pg_url):
     first._execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     first.close()
     upgraded = PostgresStore(pg_url)
-    assert upgraded.schema_version() == 4 and upgraded.keyring("nothing") is None
+    assert upgraded.schema_version() == SCHEMA_VERSION and upgraded.keyring("nothing") is None
     assert upgraded.store_salt() == upgraded.store_salt()  # made once, then fixed
     upgraded.close()
 
@@ -232,6 +233,6 @@ def test_an_older_sqlite_file_gains_the_keyring_table_and_says_so(tmp_path: Path
     old._write("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # pylint: disable=protected-access
     old.close()
     reopened = SqliteStore(str(tmp_path / "old.db"))
-    assert reopened.stored_rows("meta", "key", ["schema_version"])[0]["value"] == "4"
+    assert reopened.stored_rows("meta", "key", ["schema_version"])[0]["value"] == str(SCHEMA_VERSION)
     assert reopened.keyring("nothing") is None
     reopened.close()

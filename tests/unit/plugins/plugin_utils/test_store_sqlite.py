@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StoreError
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store, store_path_from_url
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sql import SCHEMA_VERSION
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sqlite import SqliteStore
 
 
@@ -128,7 +129,7 @@ def test_a_version_3_store_loses_the_unused_locks_table_and_keeps_its_stacks(tmp
     upgraded = SqliteStore(str(path))
     try:
         assert [s.name for s in upgraded.list_stacks()] == ["web"]
-        assert upgraded.schema_version() == 4
+        assert upgraded.schema_version() == SCHEMA_VERSION
         tables = {row["name"] for row in upgraded._read("SELECT name FROM sqlite_master WHERE type = 'table'")}  # pylint: disable=protected-access
         assert "locks" not in tables and {"leases", "stacks", "resources"} <= tables
     finally:

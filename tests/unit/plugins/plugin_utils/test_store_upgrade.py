@@ -8,7 +8,7 @@ the old version holds a lock there, the upgrade is refused (naming the stack, th
 job, what to do) and nothing is changed; once the job lets go, the store is
 upgraded.  The upgrade is one transaction, and runs opening the store at once
 upgrade it once.  The same through ansible-playbook:
-tests/integration/test_store_upgrade.py."""
+tests/integration/test_store_upgrade_playbooks.py."""
 
 from __future__ import annotations
 
