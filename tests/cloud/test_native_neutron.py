@@ -1,0 +1,297 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Native OS::Neutron::Net and OS::Neutron::Subnet on a real OpenStack, as a member
+of a project (clouds.yaml entry ``hotplay-demo``), through real ansible-playbook with
+no environment: ids as physical ids, updates in place and replacements as Heat
+makes them, deletes by id, check mode that writes nothing, Heat's constraint
+message, drift and converge, and one password authentication per run (counted in
+Keystone's access log, tests/cloud/cloud.py).  What was made is checked through
+openstacksdk, not through what the stack says."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MEMBER_CLOUD = "hotplay-demo"
+
+TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      admin_up: {type: boolean, default: true}
+      cidr: {type: string, default: 10.20.0.0/24}
+      dns: {type: comma_delimited_list, default: "192.0.2.53"}
+      subnet_name: {type: string, default: first}
+    resources:
+      net:
+        type: OS::Neutron::Net
+        properties:
+          admin_state_up: {get_param: admin_up}
+      subnet:
+        type: OS::Neutron::Subnet
+        properties:
+          network: {get_resource: net}
+          name: {get_param: subnet_name}
+          cidr: {get_param: cidr}
+          dns_nameservers: {get_param: dns}
+    outputs:
+      net_id: {value: {get_resource: net}}
+      subnet_id: {value: {get_resource: subnet}}
+      net_status: {value: {get_attr: [net, status]}}
+      net_subnets: {value: {get_attr: [net, subnets]}}
+      net_show_name: {value: {get_attr: [net, show, name]}}
+      subnet_cidr: {value: {get_attr: [subnet, cidr]}}
+      subnet_network_id: {value: {get_attr: [subnet, network_id]}}
+"""
+
+NAMED = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      name: {type: string}
+    resources:
+      net:
+        type: OS::Neutron::Net
+        properties: {name: {get_param: name}}
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network_id: {get_resource: net}, cidr: 10.30.0.0/24}
+    outputs:
+      net_id: {value: {get_resource: net}}
+"""
+
+# Networks in a nested stack too: the run's one session serves them.
+NESTED = """\
+    heat_template_version: 2018-08-31
+    resources:
+      nets:
+        type: OS::Heat::ResourceGroup
+        properties:
+          count: 3
+          resource_def: {type: OS::Neutron::Net}
+      net:
+        type: OS::Neutron::Net
+      subnets:
+        type: OS::Heat::ResourceGroup
+        properties:
+          count: 3
+          resource_def:
+            type: OS::Neutron::Subnet
+            properties: {network: {get_resource: net}, cidr: 10.40.%index%.0/24}
+    outputs:
+      ids: {value: {get_attr: [nets, refs]}}
+"""
+
+
+@pytest.fixture(scope="session")
+def member(cloud_env: dict[str, str]) -> Any:
+    """openstacksdk as the project member the stacks run as."""
+    import openstack.config
+
+    config = openstack.config.OpenStackConfig(config_files=[cloud_env["OS_CLIENT_CONFIG_FILE"]])
+    return openstack.connection.Connection(config=config.get_one(cloud=MEMBER_CLOUD))
+
+
+class Access:
+    """A service's access log (tests/cloud/cloud.py): the requests made since a mark."""
+
+    def __init__(self, service: str) -> None:
+        self.path = Path(os.environ["HOTPLAY_CLOUD_DIR"]) / "log" / f"{service}.access"
+
+    def mark(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def since(self, mark: int) -> list[str]:
+        time.sleep(0.5)  # gunicorn writes the line after it answered
+        with open(self.path, "rb") as log:
+            log.seek(mark)
+            return log.read().decode().splitlines()
+
+    def count(self, mark: int, pattern: str) -> int:
+        return sum(1 for line in self.since(mark) if re.search(pattern, line))
+
+
+@pytest.fixture
+def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
+           member: Any) -> Iterator[Callable[..., Any]]:
+    """``apply(name, template, **options)``: one hotplay.stacks.stack task; every
+    stack applied is deleted at the end, and the cloud must then hold none of its
+    networks."""
+    applied: dict[str, str] = {}
+    runs = [0]
+
+    def apply(name: str, template: str, state: str = "present", check: bool = False,
+              env: dict[str, str] | None = None, cloud: str | None = MEMBER_CLOUD,
+              info: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        path = tmp_path / f"{name}-{runs[0]}.yaml"
+        path.write_text(textwrap.dedent(template))
+        arguments: dict[str, Any] = {"name": name, "state": state, **options}
+        if cloud:
+            arguments["cloud"] = cloud
+        if state == "present" and info is None:
+            arguments["template"] = str(path)
+            applied[name] = ""
+        task: dict[str, Any] = {"name": "t", "register": "done"}
+        if info is None:
+            task["hotplay.stacks.stack"] = arguments
+        else:  # stack_info (drift) reads the same cloud
+            task["hotplay.stacks.stack_info"] = {"name": name, "cloud": cloud, **info}
+        if check:
+            task["check_mode"] = True
+        runs[0] += 1
+        done = run_tasks([task], name=f"play{runs[0]}", env={**cloud_env, **(env or {})})
+        result = done.results["done"]
+        assert result is not None, done.stdout
+        return dict(result)
+
+    yield apply
+    for name in applied:
+        gone = apply(name, "", state="absent")
+        assert not gone.get("failed"), gone.get("msg")
+    left = [n.name for n in member.network.networks() if n.name.startswith(tuple(applied))]
+    assert not left
+
+
+def ids(result: dict[str, Any]) -> dict[str, str]:
+    return {entry["name"]: entry["physical_id"] for entry in result["resources"]}
+
+
+def stack_name() -> str:
+    return f"n{uuid.uuid4().hex[:8]}"
+
+
+def test_a_net_and_subnet_are_made_updated_replaced_and_deleted_by_id(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, TEMPLATE)
+    assert not made.get("failed"), made.get("msg")
+    outputs, physical = made["outputs"], ids(made)
+    network = member.network.get_network(outputs["net_id"])
+    subnet = member.network.get_subnet(outputs["subnet_id"])
+    # The physical ids are the cloud's ids; the net has Heat's default name; the
+    # project is the member's, not the admin's.
+    assert physical == {"net": network.id, "subnet": subnet.id}
+    assert re.fullmatch(rf"{name}-net-[a-z0-9]{{12}}", network.name)
+    assert network.project_id == member.current_project_id
+    assert subnet.network_id == network.id and subnet.name == "first"
+    # Attributes read live, in Neutron's shapes.
+    assert outputs["net_status"] == "ACTIVE" and outputs["net_subnets"] == [subnet.id]
+    assert outputs["net_show_name"] == network.name
+    assert (outputs["subnet_cidr"], outputs["subnet_network_id"]) == ("10.20.0.0/24", network.id)
+
+    # In place: the same ids, the cloud changed.
+    updated = stacks(name, TEMPLATE, parameters={"admin_up": False, "dns": "192.0.2.54",
+                                                 "subnet_name": "renamed"})
+    assert not updated.get("failed"), updated.get("msg")
+    assert ids(updated) == physical
+    assert member.network.get_network(network.id).is_admin_state_up is False
+    subnet_now = member.network.get_subnet(subnet.id)
+    assert (subnet_now.dns_nameservers, subnet_now.name) == (["192.0.2.54"], "renamed")
+
+    # A new cidr replaces the subnet (Heat: cidr is not update_allowed): a new id,
+    # the old subnet deleted, the network kept.
+    replaced = stacks(name, TEMPLATE, parameters={"admin_up": False, "dns": "192.0.2.54",
+                                                  "subnet_name": "renamed", "cidr": "10.21.0.0/24"})
+    assert not replaced.get("failed"), replaced.get("msg")
+    new_ids = ids(replaced)
+    assert new_ids["net"] == network.id and new_ids["subnet"] != subnet.id
+    assert member.network.get_subnet(new_ids["subnet"]).cidr == "10.21.0.0/24"
+    assert member.network.find_subnet(subnet.id) is None
+
+    deleted = stacks(name, "", state="absent")
+    assert not deleted.get("failed"), deleted.get("msg")
+    assert member.network.find_network(network.id) is None
+    assert member.network.find_subnet(new_ids["subnet"]) is None
+
+
+def test_two_stacks_with_the_same_network_name_keep_their_own(stacks: Any, member: Any) -> None:
+    shared = f"same-{uuid.uuid4().hex[:6]}"
+    first, second = stack_name(), stack_name()
+    one = stacks(first, NAMED, parameters={"name": shared})
+    two = stacks(second, NAMED, parameters={"name": shared})
+    assert not one.get("failed") and not two.get("failed"), (one.get("msg"), two.get("msg"))
+    assert one["outputs"]["net_id"] != two["outputs"]["net_id"]
+    assert len(list(member.network.networks(name=shared))) == 2
+    # Deleting the first stack deletes its network, by id: the second's stays.
+    assert not stacks(first, "", state="absent").get("failed")
+    left = list(member.network.networks(name=shared))
+    assert [n.id for n in left] == [two["outputs"]["net_id"]]
+    assert len(list(member.network.subnets(network_id=two["outputs"]["net_id"]))) == 1
+
+
+def test_check_mode_writes_nothing_to_the_cloud(stacks: Any, member: Any) -> None:
+    """A preview of a create and of an update: Neutron sees reads only (the
+    constraints' lookups), and the member's networks are as they were.  The cloud
+    comes from OS_CLOUD here: no ``cloud`` option."""
+    neutron = Access("neutron")
+    name = stack_name()
+    before = sorted(n.id for n in member.network.networks())
+    mark = neutron.mark()
+    preview = stacks(name, TEMPLATE.replace("{get_resource: net}", "private-check"), check=True,
+                     cloud=None, env={"OS_CLOUD": MEMBER_CLOUD})
+    # The template names a network that does not exist: validation asked Neutron.
+    assert preview.get("failed") and "Unable to find network with name or id 'private-check'" in \
+        preview["msg"]
+    preview = stacks(name, TEMPLATE, check=True, cloud=None, env={"OS_CLOUD": MEMBER_CLOUD})
+    assert not preview.get("failed") and preview["changed"], preview.get("msg")
+    assert sorted(n.id for n in member.network.networks()) == before
+    made = stacks(name, TEMPLATE)
+    assert not made.get("failed"), made.get("msg")
+    mark = neutron.mark()
+    preview = stacks(name, TEMPLATE, check=True, parameters={"cidr": "10.22.0.0/24"})
+    assert not preview.get("failed") and preview["changed"], preview.get("msg")
+    assert [line for line in neutron.since(mark) if re.search(r" (POST|PUT|DELETE) ", line)] == []
+    assert member.network.get_subnet(ids(made)["subnet"]).cidr == "10.20.0.0/24"
+
+
+def test_a_bad_network_fails_validation_with_heats_message(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    refused = stacks(name, TEMPLATE.replace("{get_resource: net}", "no-such-network"))
+    assert refused.get("failed")
+    assert "Property error: resources.subnet.properties.network: Error validating value " \
+           "'no-such-network': Unable to find network with name or id 'no-such-network'" in refused["msg"]
+    # Refused before anything was made.
+    assert not [n for n in member.network.networks() if n.name.startswith(name)]
+
+
+def test_one_password_authentication_per_run(stacks: Any, member: Any) -> None:
+    """Eleven resources, nested stacks among them, made and deleted: each run
+    authenticates once (POST /v3/auth/tokens in Keystone's log), however many
+    threads call the cloud."""
+    keystone, neutron = Access("keystone"), Access("neutron")
+    name = stack_name()
+    stacks(stack_name(), NAMED, parameters={"name": "warm-up"})  # the services' own tokens first
+    for state in ("present", "absent"):
+        mark, calls = keystone.mark(), neutron.mark()
+        began = time.monotonic()
+        done = stacks(name, NESTED, state=state)
+        took = time.monotonic() - began
+        assert not done.get("failed"), done.get("msg")
+        authentications = keystone.count(mark, r" POST /v3/auth/tokens ")
+        print(f"{state}: {authentications} password authentication(s), "
+              f"{len(neutron.since(calls))} Neutron calls, {took:.1f} s")
+        assert authentications == 1
+
+
+def test_drift_is_read_from_the_cloud_and_converge_repairs_it(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, NAMED, parameters={"name": f"{name}-mine"})
+    assert not made.get("failed"), made.get("msg")
+    net_id = made["outputs"]["net_id"]
+    clean = stacks(name, "", info={"drift": True})
+    assert clean["drifted"] == [] and clean["drift"]["net"]["drifted"] is False
+    member.network.update_network(net_id, name=f"{name}-renamed", is_admin_state_up=False)
+    report = stacks(name, "", info={"drift": True})
+    assert report["drifted"] == ["net"], report["drift"]
+    assert report["drift"]["net"]["changed_keys"] == ["name", "admin_state_up"]
+    assert report["drift"]["net"]["diff"]["after"]["name"] == f"{name}-renamed"
+    repaired = stacks(name, NAMED, parameters={"name": f"{name}-mine"}, converge=True)
+    assert not repaired.get("failed"), repaired.get("msg")
+    network = member.network.get_network(net_id)
+    assert (network.name, network.is_admin_state_up) == (f"{name}-mine", True)
