@@ -128,8 +128,13 @@ def test_a_frozen_holder_in_this_pid_namespace_is_killed_with_its_children(tree)
 
 def _untouched(*pids: int) -> bool:
     """Running, and neither stopped nor killed."""
-    return all(running(pid) and open(f"/proc/{pid}/stat", encoding="ascii").read().rsplit(")", 1)[1].split()[0]
-               != "T" for pid in pids)
+    for pid in pids:
+        if not running(pid):
+            return False
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                return False
+    return True
 
 
 def test_a_process_without_the_lease_s_proof_is_never_signalled(stranger, tree):
