@@ -295,3 +295,62 @@ def test_drift_is_read_from_the_cloud_and_converge_repairs_it(stacks: Any, membe
     assert not repaired.get("failed"), repaired.get("msg")
     network = member.network.get_network(net_id)
     assert (network.name, network.is_admin_state_up) == (f"{name}-mine", True)
+
+
+PORTS = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      port_name: {type: string, default: first}
+      groups: {type: comma_delimited_list, default: default}
+      address: {type: string, default: 10.50.0.7}
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.50.0.0/24}
+      port:
+        # No depends_on: a port waits for the subnets of its network (Heat).
+        type: OS::Neutron::Port
+        properties:
+          name: {get_param: port_name}
+          network_id: {get_resource: net}          # Heat's hidden spelling
+          fixed_ips: [{subnet_id: {get_resource: subnet}, ip_address: {get_param: address}}]
+          security_groups: {get_param: groups}
+    outputs:
+      port_id: {value: {get_resource: port}}
+      fixed_ips: {value: {get_attr: [port, fixed_ips]}}
+      subnet_cidrs: {value: {get_attr: [port, subnets, 0, cidr]}}
+      network_name: {value: {get_attr: [port, network, name]}}
+      status: {value: {get_attr: [port, status]}}
+"""
+
+
+def test_a_port_is_made_on_its_subnet_and_updated_in_place(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, PORTS)
+    assert not made.get("failed"), made.get("msg")
+    outputs, physical = made["outputs"], ids(made)
+    port = member.network.get_port(outputs["port_id"])
+    default = member.network.find_security_group("default", project_id=member.current_project_id)
+    assert physical["port"] == port.id and port.name == "first"
+    assert port.network_id == physical["net"]
+    assert [(ip["subnet_id"], ip["ip_address"]) for ip in port.fixed_ips] == [(physical["subnet"], "10.50.0.7")]
+    assert port.security_group_ids == [default.id]
+    assert outputs["fixed_ips"] == port.fixed_ips and outputs["subnet_cidrs"] == "10.50.0.0/24"
+    assert outputs["network_name"].startswith(f"{name}-net-") and outputs["status"] in ("ACTIVE", "DOWN")
+
+    # Name, groups and address in place: the same port.
+    web = member.network.create_security_group(name=f"{name}-web")
+    try:
+        updated = stacks(name, PORTS, parameters={"port_name": "second", "groups": f"{name}-web",
+                                                  "address": "10.50.0.8"})
+        assert not updated.get("failed"), updated.get("msg")
+        assert ids(updated) == physical
+        port = member.network.get_port(port.id)
+        assert (port.name, port.security_group_ids) == ("second", [web.id])
+        assert [ip["ip_address"] for ip in port.fixed_ips] == ["10.50.0.8"]
+        assert not stacks(name, "", state="absent").get("failed")
+        assert member.network.find_port(port.id) is None
+    finally:
+        member.network.delete_security_group(web)

@@ -44,7 +44,7 @@ class OpenStackResource(Resource):
     """A native OpenStack type: it reaches the cloud through ``runtime.cloud``."""
 
     # Property name -> Heat's custom constraint on it, checked against the cloud
-    # when the stack is validated.
+    # when the stack is validated; ``list.key`` names a key of each item of a list.
     custom_constraints: ClassVar[Mapping[str, str]] = {}
 
     @property
@@ -57,8 +57,21 @@ class OpenStackResource(Resource):
         before anything of the stack changes (validation reads, allowed in check
         mode too).  ``path`` is where the properties live."""
         for name, constraint in self.custom_constraints.items():
-            check_custom_constraint(self.cloud, constraint, properties.get(name), f"{path}.{name}")
+            for where, value in _values_at(properties, name, path):
+                check_custom_constraint(self.cloud, constraint, value, where)
 
     @staticmethod
     def refuse(message: str, path: str = "") -> StackValidationFailed:
         return StackValidationFailed(message, path=path)
+
+
+def _values_at(properties: Mapping[str, Any], name: str, path: str) -> list[tuple[str, Any]]:
+    """(where, value) of property ``name``, or of ``key`` in each item of the list
+    ``name`` is (``fixed_ips.subnet``), as Heat's messages name them
+    (``resources.port.properties.fixed_ips[0].subnet``)."""
+    if "." not in name:
+        return [(f"{path}.{name}", properties.get(name))]
+    parent, key = name.split(".", 1)
+    items = properties.get(parent) or []
+    return [(f"{path}.{parent}[{index}].{key}", item.get(key))
+            for index, item in enumerate(items) if isinstance(item, Mapping)]

@@ -19,6 +19,7 @@ attributes are read live and shown as Neutron answers them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -29,6 +30,8 @@ from .constraints import NEUTRON_KINDS, NeutronKind, find_neutron_id
 from .session import CloudFailure
 
 NEUTRON = "network"
+# oslo's is_uuid_like, as Heat's get_secgroup_uuids uses it.
+_UUID_LIKE = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
 
 class NeutronResource(OpenStackResource):
@@ -71,8 +74,10 @@ class NeutronResource(OpenStackResource):
             self._wait(ident, _is_built)
         return Outcome(ident)
 
-    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
-        """The request body of these (changed) values: Heat's prepare_properties."""
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
+              update: bool = False) -> dict[str, Any]:
+        """The request body of these (changed) values: Heat's prepare_properties
+        (``update``: of an update, which sends only what changed)."""
         body = {k: v for k, v in values.items() if k not in self.not_sent and k in self.properties_schema}
         for name, (key, kind) in self.sent_as.items():
             if name in body:
@@ -106,7 +111,7 @@ class NeutronResource(OpenStackResource):
         """Heat's prepare_update_properties: value_specs that changed, a name set
         back to null is the physical name again."""
         specs = changed.pop("value_specs", None)
-        body = self._body(changed, changed)
+        body = self._body(changed, changed, update=True)
         if "name" in changed and changed["name"] is None:
             body["name"] = self.runtime.physical_name(self.name)
         if specs:
@@ -367,9 +372,9 @@ class Subnet(NeutronResource):
             raise self.refuse("When both ipv6_ra_mode and ipv6_address_mode are set, they must "
                               "be equal.", where)
 
-    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
-        body = super()._body(values, properties)
-        return _gateway_normalized(body)
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
+              update: bool = False) -> dict[str, Any]:
+        return _gateway_normalized(super()._body(values, properties, update))
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         if properties.get("gateway_ip") == "auto" and current.properties.get("gateway_ip") != "auto":
@@ -392,3 +397,132 @@ def _gateway_normalized(body: dict[str, Any]) -> dict[str, Any]:
         elif body["gateway_ip"] == "auto":
             del body["gateway_ip"]
     return body
+
+
+# -- OS::Neutron::Port ------------------------------------------------------------------------
+
+_VNIC_TYPES = ("normal", "direct", "macvtap", "direct-physical", "baremetal", "virtio-forwarder",
+               "smart-nic")
+
+
+@register
+class Port(NeutronResource):
+    """OS::Neutron::Port: a Neutron port."""
+
+    type_name = "OS::Neutron::Port"
+    kind = NEUTRON_KINDS["port"]
+    entity = "port"
+    has_status = True
+    properties_schema = properties_from_facade(type_name, {
+        "name": {"update_allowed": True},
+        "device_id": {"default": "", "update_allowed": True},
+        "device_owner": {"default": "", "update_allowed": True},
+        "fixed_ips": {"update_allowed": True, "schema": PropertySchema("map", schema={
+            "subnet_id": PropertySchema("string"), "subnet": PropertySchema("string"),
+            "ip_address": PropertySchema("string")})},
+        "security_groups": {"update_allowed": True},
+        "replacement_policy": {"default": "AUTO", "update_allowed": True,
+                               "constraints": (allowed_values("REPLACE_ALWAYS", "AUTO"),)},
+        "dns_name": {"update_allowed": True},
+        "tags": {"update_allowed": True, "schema": PropertySchema("string")},
+        "value_specs": {"default": {}, "update_allowed": True},
+        "admin_state_up": {"default": True, "update_allowed": True},
+        "allowed_address_pairs": {"update_allowed": True, "schema": PropertySchema("map", schema={
+            "mac_address": PropertySchema("string"),
+            "ip_address": PropertySchema("string", required=True)})},
+        "binding:vnic_type": {"default": "normal", "update_allowed": True,
+                              "constraints": (allowed_values(*_VNIC_TYPES),)},
+        "port_security_enabled": {"update_allowed": True},
+        "qos_policy": {"update_allowed": True},
+        "propagate_uplink_status": {"update_allowed": True},
+        "no_fixed_ips": {"default": False, "update_allowed": True},
+    })
+    attributes_schema = attributes_from_facade(type_name, {
+        "fixed_ips": "list", "security_groups": "list", "allowed_address_pairs": "list",
+        "subnets": "list", "port_security_enabled": "boolean", "dns_assignment": "map",
+        "network": "map", "propagate_uplink_status": "boolean"})
+    custom_constraints = {"network": "neutron.network", "fixed_ips.subnet": "neutron.subnet",
+                          "qos_policy": "neutron.qos_policy"}
+    sent_as = {"network": ("network_id", "network"), "qos_policy": ("qos_policy_id", "policy")}
+    not_sent = frozenset({"tags", "value_specs", "replacement_policy", "no_fixed_ips"})
+    # Not device_id/device_owner: Nova sets them when it plugs the port in.
+    compared = ("name", "admin_state_up", "port_security_enabled", "dns_name", "tags")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        super().validate(properties)
+        if properties.get("fixed_ips") and properties.get("no_fixed_ips"):
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "fixed_ips, no_fixed_ips.", f"resources.{self.name}")
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        """Heat's ``needs_replace``: REPLACE_ALWAYS replaces on any change."""
+        if old != new and new.get("replacement_policy") == "REPLACE_ALWAYS":
+            return "replacement_policy is REPLACE_ALWAYS"
+        return super().replacement_reason(old, new)
+
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
+              update: bool = False) -> dict[str, Any]:
+        """Heat's ``_prepare_port_properties``."""
+        body = super()._body(values, properties, update)
+        if values.get("no_fixed_ips"):
+            body["fixed_ips"] = []
+        elif "fixed_ips" in body:
+            if body["fixed_ips"]:
+                body["fixed_ips"] = [self._fixed_ip(item) for item in body["fixed_ips"]]
+            else:
+                # Heat leaves an empty list out: Neutron chooses on create, and an
+                # update keeps the addresses the port has.
+                del body["fixed_ips"]
+        if "allowed_address_pairs" in body:
+            body["allowed_address_pairs"] = [
+                {k: v for k, v in pair.items() if v is not None}
+                for pair in body["allowed_address_pairs"] or []]
+        if "security_groups" in values:
+            groups = values["security_groups"]
+            if groups is not None:
+                body["security_groups"] = self._security_group_ids(groups)
+            elif update:
+                # Heat: groups removed from the template are the project's default.
+                body["security_groups"] = self._security_group_ids(["default"])
+        return body
+
+    def _fixed_ip(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        entry = {k: v for k, v in item.items() if v is not None}
+        if "subnet" in entry:
+            entry["subnet_id"] = self._resolve("subnet", entry.pop("subnet"))
+        return entry
+
+    def _security_group_ids(self, groups: Sequence[str]) -> list[str]:
+        """Heat's ``get_secgroup_uuids``: ids as they are; names among the groups
+        of the session's project, exactly one each."""
+        ids: list[str] = []
+        project_groups: list[Mapping[str, Any]] | None = None
+        for group in map(str, groups):
+            if _UUID_LIKE.match(group):
+                ids.append(group)
+                continue
+            if project_groups is None:
+                listed = self.cloud.request(NEUTRON, "GET", "/security-groups",
+                                            params={"project_id": self.cloud.project_id})
+                project_groups = listed.get("security_groups") or []
+            same = [g["id"] for g in project_groups if g.get("name") == group]
+            if not same:
+                raise self.fail(f"The Resource ({group}) could not be found.", "EntityNotFound")
+            if len(same) > 1:
+                raise self.fail(f"Multiple physical resources were found with name ({group}).",
+                                "PhysicalResourceNameAmbiguity")
+            ids.append(str(same[0]))
+        return ids
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """Heat's: ``subnets`` are the subnets of the port's addresses, whole;
+        ``network`` is its network, whole."""
+        if name not in ("subnets", "network") or not state.physical_id:
+            return super().attribute(state, name)
+        live = self._show(state.physical_id)
+        if live is None:
+            return None
+        if name == "network":
+            return self.cloud.request(NEUTRON, "GET", f"/networks/{live['network_id']}")["network"]
+        return [self.cloud.request(NEUTRON, "GET", f"/subnets/{ip['subnet_id']}")["subnet"]
+                for ip in live.get("fixed_ips") or [] if ip.get("subnet_id")]

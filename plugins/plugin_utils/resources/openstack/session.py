@@ -96,6 +96,12 @@ class CloudSession:
             self._connection = connection
         return self._connection
 
+    @property
+    def project_id(self) -> str:
+        """The project the session is scoped to (Heat's ``context.project_id``)."""
+        with self._lock:
+            return str(self._connect().current_project_id)
+
     def _proxy(self, service: str) -> Any:
         """openstacksdk's proxy of ``service`` (``network``, ``compute``, ...): its
         endpoint and version are discovered once per run, under the lock, so

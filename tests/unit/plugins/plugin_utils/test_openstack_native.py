@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
+    ResourceFailure,
+    StackValidationFailed,
+)
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import parse_environment
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
     TemplateSource,
@@ -46,13 +49,17 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.propertie
     validate_properties,
 )
 
-NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet")
+NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port")
 # Heat 27's update_allowed properties (heat/engine/resources/openstack/neutron/*.py).
 UPDATE_ALLOWED = {
     "OS::Neutron::Net": {"name", "value_specs", "admin_state_up", "shared", "dhcp_agent_ids",
                          "port_security_enabled", "qos_policy", "dns_domain", "tags"},
     "OS::Neutron::Subnet": {"value_specs", "name", "dns_nameservers", "gateway_ip", "enable_dhcp",
                             "allocation_pools", "host_routes", "segment", "tags"},
+    "OS::Neutron::Port": {"name", "device_id", "device_owner", "fixed_ips", "security_groups",
+                          "replacement_policy", "dns_name", "tags", "value_specs", "admin_state_up",
+                          "allowed_address_pairs", "binding:vnic_type", "port_security_enabled",
+                          "qos_policy", "propagate_uplink_status", "no_fixed_ips"},
 }
 
 
@@ -148,11 +155,14 @@ class FakeCloud:
         self.sent: list[tuple[str, str, Any]] = []
         self.found: dict[tuple[str, str], str] = {}
         self.pollers: dict[str, Poller] = {}
+        self.project_id = "project"
 
     def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
                 params: Any = None) -> Any:
         self.sent.append((method, path, body))
         parts = path.strip("/").split("/")
+        if method == "GET" and parts == ["security-groups"]:
+            return {"security_groups": [i for i in self.items.values() if i.get("group")]}
         if method == "GET" and len(parts) == 1:
             wanted = dict(params) if isinstance(params, Mapping) else {}
             ids = [v for k, v in params if k == "id"] if isinstance(params, list) else [wanted.get("id")]
@@ -234,6 +244,59 @@ def test_an_update_puts_back_what_drifted_converge() -> None:
     state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id="n1", properties=props)
     neutron.Net("net", FakeRuntime(cloud)).handle_update(state, props)
     assert cloud.writes() == [("PUT", "/networks/n1", {"network": {"admin_state_up": True}})]
+
+
+def port_properties(**values: Any) -> dict[str, Any]:
+    return validate_properties(neutron.Port, {"network": "n1", **values}, "resources.port.properties")
+
+
+def test_a_port_sends_ids_for_its_subnets_and_groups_named() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "n1"}, "s1": {"id": "s1", "name": "sub"},
+                       "g1": {"id": "g1", "name": "web", "group": True},
+                       "g2": {"id": "g2", "name": "default", "group": True}})
+    group_id = "0f4ab1c2-0000-4000-8000-000000000001"
+    neutron.Port("port", FakeRuntime(cloud)).handle_create(port_properties(
+        fixed_ips=[{"subnet": "sub", "ip_address": "10.0.0.5"}, {"subnet": "sub"}],
+        security_groups=["web", group_id], allowed_address_pairs=[{"ip_address": "10.0.0.9"}]))
+    body = cloud.writes()[0][2]["port"]
+    assert body["network_id"] == "n1" and "network" not in body
+    assert body["fixed_ips"] == [{"subnet_id": "s1", "ip_address": "10.0.0.5"}, {"subnet_id": "s1"}]
+    assert body["security_groups"] == ["g1", group_id]
+    assert body["allowed_address_pairs"] == [{"ip_address": "10.0.0.9"}]
+    assert "replacement_policy" not in body and "no_fixed_ips" not in body
+    # Groups taken out of the template are the project's default again (Heat).
+    cloud.items["id-4"] = {**cloud.items.pop(next(k for k in cloud.items if k.startswith("id-"))),
+                           "status": "DOWN"}
+    state = ResourceState("port", "OS::Neutron::Port", "CREATE", physical_id="id-4",
+                          properties=port_properties(security_groups=["web"]))
+    cloud.sent.clear()
+    neutron.Port("port", FakeRuntime(cloud)).handle_update(state, port_properties())
+    assert cloud.writes() == [("PUT", "/ports/id-4", {"port": {"security_groups": ["g2"]}})]
+
+
+def test_a_group_name_not_found_fails_with_heats_words() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "n1"}})
+    with pytest.raises(ResourceFailure) as raised:
+        neutron.Port("port", FakeRuntime(cloud)).handle_create(port_properties(security_groups=["x"]))
+    assert (raised.value.error_type, raised.value.message) == (
+        "EntityNotFound", "The Resource (x) could not be found.")
+
+
+def test_replace_always_replaces_a_port_on_any_change() -> None:
+    port = neutron.Port("port", FakeRuntime(FakeCloud()))
+    old = port_properties(name="a", replacement_policy="REPLACE_ALWAYS")
+    assert port.replacement_reason(old, {**old, "name": "b"}) is not None
+    assert port.replacement_reason(port_properties(name="a"), port_properties(name="b")) is None
+    assert port.replacement_reason(old, old) is None
+
+
+def test_a_subnet_of_each_fixed_ip_is_checked_with_its_place() -> None:
+    cloud = FakeCloud({"n1": {"id": "n1", "name": "n1"}})
+    port = neutron.Port("port", FakeRuntime(cloud))
+    with pytest.raises(StackValidationFailed, match=r"resources.port.properties.fixed_ips\[1\].subnet: "
+                                                    r"Error validating value 'nope'"):
+        port.validate_with_cloud({"network": "n1", "fixed_ips": [{"subnet": None}, {"subnet": "nope"}]},
+                                 "resources.port.properties")
 
 
 def test_tags_are_set_with_their_own_call() -> None:
