@@ -354,3 +354,67 @@ def test_a_port_is_made_on_its_subnet_and_updated_in_place(stacks: Any, member: 
         assert member.network.find_port(port.id) is None
     finally:
         member.network.delete_security_group(web)
+
+
+GROUPS = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      ssh_from: {type: string, default: 198.51.100.0/24}
+      http_port: {type: number, default: 80}
+    resources:
+      web:
+        type: OS::Neutron::SecurityGroup
+        properties:
+          description: web servers
+          rules:
+            - {protocol: tcp, port_range_min: 22, port_range_max: 22,
+               remote_ip_prefix: {get_param: ssh_from}}
+            - {protocol: icmp, remote_mode: remote_group_id}
+      http:
+        type: OS::Neutron::SecurityGroupRule
+        properties:
+          security_group: {get_resource: web}
+          port_range_min: {get_param: http_port}
+          port_range_max: {get_param: http_port}
+          remote_ip_prefix: 0.0.0.0/0
+    outputs:
+      group_id: {value: {get_resource: web}}
+      rule_id: {value: {get_resource: http}}
+      rules: {value: {get_attr: [web, show, security_group_rules]}}
+"""
+
+
+def rules_of(member: Any, group: str) -> set[tuple[Any, ...]]:
+    return {(r.direction, r.protocol, r.port_range_min, r.remote_ip_prefix, r.remote_group_id)
+            for r in member.network.security_group_rules(security_group_id=group)}
+
+
+def test_a_security_group_keeps_its_rules_as_the_template_lists_them(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, GROUPS)
+    assert not made.get("failed"), made.get("msg")
+    group, rule = made["outputs"]["group_id"], made["outputs"]["rule_id"]
+    assert re.fullmatch(rf"{name}-web-[a-z0-9]{{12}}", member.network.get_security_group(group).name)
+    expected = {("ingress", "tcp", 22, "198.51.100.0/24", None), ("ingress", "icmp", None, None, group),
+                ("ingress", "tcp", 80, "0.0.0.0/0", None),
+                ("egress", None, None, None, None)}  # Neutron's two default egress rules
+    assert rules_of(member, group) == expected
+    assert member.network.get_security_group_rule(rule).security_group_id == group
+    kept = {r.id for r in member.network.security_group_rules(security_group_id=group)
+            if r.protocol == "icmp"}
+
+    # One rule of the group changes: that rule alone is replaced; the standalone
+    # rule is replaced (Neutron cannot change a rule), with a new id.
+    changed = stacks(name, GROUPS, parameters={"ssh_from": "203.0.113.0/24", "http_port": 8080})
+    assert not changed.get("failed"), changed.get("msg")
+    assert changed["outputs"]["group_id"] == group and changed["outputs"]["rule_id"] != rule
+    now = rules_of(member, group)
+    assert ("ingress", "tcp", 22, "203.0.113.0/24", None) in now and ("ingress", "tcp", 8080, "0.0.0.0/0", None) in now
+    assert ("ingress", "tcp", 22, "198.51.100.0/24", None) not in now
+    assert ("ingress", "tcp", 80, "0.0.0.0/0", None) not in now
+    assert kept <= {r.id for r in member.network.security_group_rules(security_group_id=group)}
+
+    # A rule removed behind the stack's back is drift.
+    member.network.delete_security_group_rule(kept.pop())
+    report = stacks(name, "", info={"drift": True})
+    assert report["drifted"] == ["web"], report["drift"]

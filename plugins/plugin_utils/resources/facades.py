@@ -42,7 +42,8 @@ class Facade:
     replaced: Mapping[str, str] = field(default_factory=dict)
 
 
-# Heat 27's schemas of the OS:: types the shipped OpenStack environment maps
+# Heat 27's schemas of the OS:: types the shipped OpenStack environment maps, and of
+# the native types (resources/openstack, which build their schemas on these)
 # (heat/engine/resources/openstack/{nova,neutron,cinder}/*.py), hidden ones included:
 # Heat checks against all of them.
 OPENSTACK_FACADES: dict[str, Facade] = {
@@ -124,6 +125,14 @@ OPENSTACK_FACADES: dict[str, Facade] = {
     "OS::Neutron::SecurityGroup": Facade(
         properties={"name": "String", "description": "String", "rules": "List",
                     "stateful": "Boolean"},
+        attributes=(),
+    ),
+    "OS::Neutron::SecurityGroupRule": Facade(
+        properties={"security_group": "String", "description": "String", "direction": "String",
+                    "ethertype": "String", "port_range_min": "Integer",
+                    "port_range_max": "Integer", "protocol": "String", "remote_group": "String",
+                    "remote_ip_prefix": "String"},
+        required=("security_group",),
         attributes=(),
     ),
     "OS::Neutron::FloatingIP": Facade(

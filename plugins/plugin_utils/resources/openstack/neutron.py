@@ -63,7 +63,8 @@ class NeutronResource(OpenStackResource):
     # -- create ---------------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         body = self._body({k: v for k, v in properties.items() if v is not None}, properties)
-        body.setdefault("name", self.runtime.physical_name(self.name))
+        if "name" in self.properties_schema:
+            body.setdefault("name", self.runtime.physical_name(self.name))
         created = self._call("POST", "", {self.entity: body})[self.entity]
         ident = str(created["id"])
         # Recorded before the waits: a run killed now still knows what it made.
@@ -526,3 +527,191 @@ class Port(NeutronResource):
             return self.cloud.request(NEUTRON, "GET", f"/networks/{live['network_id']}")["network"]
         return [self.cloud.request(NEUTRON, "GET", f"/subnets/{ip['subnet_id']}")["subnet"]
                 for ip in live.get("fixed_ips") or [] if ip.get("subnet_id")]
+
+
+# -- OS::Neutron::SecurityGroup and SecurityGroupRule ---------------------------------------
+
+_PROTOCOL_NAMES = ("ah", "dccp", "egp", "esp", "gre", "icmp", "icmpv6", "igmp", "ipv6-encap",
+                   "ipv6-frag", "ipv6-icmp", "ipv6-nonxt", "ipv6-opts", "ipv6-route", "ospf",
+                   "pgm", "rsvp", "sctp", "tcp", "udp", "udplite", "vrrp")
+# Heat's ALLOWED_SECURITY_GROUP_PROTOCOLS, as a string property compares them.
+_PROTOCOLS = tuple(str(number) for number in range(256)) + _PROTOCOL_NAMES
+_PORT = (value_range(0, 65535),)
+_RULE = PropertySchema("map", schema={
+    "direction": PropertySchema("string", default="ingress",
+                                constraints=(allowed_values("ingress", "egress"),)),
+    "ethertype": PropertySchema("string", default="IPv4", constraints=(allowed_values("IPv4", "IPv6"),)),
+    "port_range_min": PropertySchema("integer", constraints=_PORT),
+    "port_range_max": PropertySchema("integer", constraints=_PORT),
+    "protocol": PropertySchema("string", constraints=(allowed_values(*_PROTOCOLS),)),
+    "remote_mode": PropertySchema("string", default="remote_ip_prefix", constraints=(
+        allowed_values("remote_ip_prefix", "remote_group_id"),)),
+    "remote_group_id": PropertySchema("string"),
+    "remote_ip_prefix": PropertySchema("string"),
+    "description": PropertySchema("string"),
+})
+# The keys by which Heat tells a rule it wants from one Neutron has.
+_RULE_KEYS = ("direction", "ethertype", "protocol", "port_range_min", "port_range_max",
+              "remote_group_id", "remote_ip_prefix", "security_group_id")
+_DEFAULT_EGRESS = ({"direction": "egress", "ethertype": "IPv4"},
+                   {"direction": "egress", "ethertype": "IPv6"})
+
+
+@register
+class SecurityGroup(NeutronResource):
+    """OS::Neutron::SecurityGroup: a group with its rules, which Heat keeps as the
+    template lists them (Neutron's default egress rules unless egress is given)."""
+
+    type_name = "OS::Neutron::SecurityGroup"
+    kind = NEUTRON_KINDS["security_group"]
+    entity = "security_group"
+    properties_schema = properties_from_facade(type_name, {
+        "name": {"update_allowed": True},
+        "description": {"update_allowed": True},
+        "rules": {"default": [], "update_allowed": True, "schema": _RULE},
+        "stateful": {"update_allowed": True},
+    })
+    attributes_schema = attributes_from_facade(type_name, {})
+    custom_constraints = {"rules.remote_group_id": "neutron.security_group"}
+    not_sent = frozenset({"tags", "value_specs", "rules"})
+    compared = ("name", "description", "stateful")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        super().validate(properties)
+        if properties.get("name") == "default":
+            raise self.refuse('Security groups cannot be assigned the name "default".',
+                              f"resources.{self.name}")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        outcome = super().handle_create(properties)
+        rules = list(properties.get("rules") or [])
+        if rules:
+            if any(rule["direction"] == "egress" for rule in rules):
+                self._delete_rules(outcome.physical_id, lambda rule: rule["direction"] == "egress")
+            self._create_rules(outcome.physical_id, rules)
+        return outcome
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        outcome = super().handle_update(current, properties)
+        if current.properties.get("rules") != properties.get("rules"):
+            self._update_rules(current.physical_id, list(properties.get("rules") or []))
+        return outcome
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if current.physical_id:
+            self._delete_rules(current.physical_id, lambda rule: True)
+        super().handle_delete(current)
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        answer = super().check_drift(state)
+        if answer.get("drifted") is False:
+            wanted = self._wanted(state.physical_id, list(state.properties.get("rules") or []))
+            live = self._show(state.physical_id) or {}
+            if {_rule_key(r) for r in wanted} != {_rule_key(r) for r in live.get("security_group_rules") or []}:
+                answer.update(drifted=True, changed_keys=["rules"])
+        return answer
+
+    # -- rules, as Heat's SecurityGroup keeps them -----------------------------------------------
+    def _format(self, group: str, rule: Mapping[str, Any]) -> dict[str, Any]:
+        """Heat's ``_format_rule``: the remote mode decides which remote is sent (a
+        group rule without a group refers to its own group)."""
+        formatted = {k: v for k, v in rule.items() if k != "remote_mode"}
+        formatted["security_group_id"] = group
+        if rule.get("remote_mode") == "remote_group_id":
+            formatted["remote_ip_prefix"] = None
+            if not formatted.get("remote_group_id"):
+                formatted["remote_group_id"] = group
+            else:
+                formatted["remote_group_id"] = self._resolve("security_group",
+                                                             formatted["remote_group_id"])
+        else:
+            formatted["remote_group_id"] = None
+        for key in ("port_range_min", "port_range_max"):
+            if formatted.get(key) is not None:
+                formatted[key] = str(formatted[key])
+        if formatted.get("description") is None:
+            formatted.pop("description", None)
+        return formatted
+
+    def _wanted(self, group: str, rules: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if not any(rule.get("direction") == "egress" for rule in rules):
+            rules = rules + [dict(r, remote_mode="remote_ip_prefix") for r in _DEFAULT_EGRESS]
+        return [self._format(group, rule) for rule in rules]
+
+    def _create_rules(self, group: str, rules: list[Mapping[str, Any]]) -> None:
+        formatted = [self._format(group, rule) for rule in rules]
+        self.cloud.request(NEUTRON, "POST", "/security-group-rules",
+                           {"security_group_rules": formatted})
+
+    def _delete_rules(self, group: str, chosen: Any) -> None:
+        live = self._show(group)
+        for rule in (live or {}).get("security_group_rules") or []:
+            if chosen(rule):
+                self._delete_rule(rule["id"])
+
+    def _delete_rule(self, ident: str) -> None:
+        try:
+            self.cloud.request(NEUTRON, "DELETE", f"/security-group-rules/{ident}")
+        except CloudFailure as error:
+            if not error.not_found:
+                raise
+
+    def _update_rules(self, group: str, rules: list[Mapping[str, Any]]) -> None:
+        """Heat's ``_update_rules``: delete the rules no longer wanted, add the
+        missing ones; rules that stay are not touched."""
+        wanted = {_rule_key(rule): rule for rule in self._wanted(group, rules)}
+        live = (self._show(group) or {}).get("security_group_rules") or []
+        have = {_rule_key(rule): rule for rule in live}
+        for key, rule in have.items():
+            if key not in wanted:
+                self._delete_rule(rule["id"])
+        missing = [rule for key, rule in wanted.items() if key not in have]
+        if missing:
+            self.cloud.request(NEUTRON, "POST", "/security-group-rules",
+                               {"security_group_rules": missing})
+
+
+def _rule_key(rule: Mapping[str, Any]) -> tuple[str | None, ...]:
+    return tuple(str(rule[k]) if rule.get(k) is not None else None for k in _RULE_KEYS)
+
+
+@register
+class SecurityGroupRule(NeutronResource):
+    """OS::Neutron::SecurityGroupRule: one rule of a group (any change replaces it:
+    Neutron cannot change a rule)."""
+
+    type_name = "OS::Neutron::SecurityGroupRule"
+    kind = NeutronKind("security_group_rule", "/security-group-rules", "security_group_rules")
+    entity = "security_group_rule"
+    properties_schema = properties_from_facade(type_name, {
+        "direction": {"default": "ingress", "constraints": (allowed_values("ingress", "egress"),)},
+        "ethertype": {"default": "IPv4", "constraints": (allowed_values("IPv4", "IPv6"),)},
+        "port_range_min": {"constraints": _PORT},
+        "port_range_max": {"constraints": _PORT},
+        "protocol": {"default": "tcp", "constraints": (allowed_values(*_PROTOCOLS),)},
+    })
+    attributes_schema = attributes_from_facade(type_name, {})
+    custom_constraints = {"security_group": "neutron.security_group",
+                          "remote_group": "neutron.security_group"}
+    sent_as = {"security_group": ("security_group_id", "security_group"),
+               "remote_group": ("remote_group_id", "security_group")}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        super().validate(properties)
+        where = f"resources.{self.name}"
+        if properties.get("remote_group") is not None and properties.get("remote_ip_prefix") is not None:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "remote_group, remote_ip_prefix.", where)
+        low, high = properties.get("port_range_min"), properties.get("port_range_max")
+        if low is not None and high is not None and high < low and \
+                properties.get("protocol") not in ("icmp", "icmpv6", "ipv6-icmp"):
+            raise self.refuse("The minimum port number must be less than or equal to the "
+                              "maximum port number.", where)
+
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
+              update: bool = False) -> dict[str, Any]:
+        body = super()._body(values, properties, update)
+        for key in ("port_range_min", "port_range_max"):
+            if body.get(key) is not None:
+                body[key] = str(body[key])
+        return body

@@ -49,7 +49,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.propertie
     validate_properties,
 )
 
-NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port")
+NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
+          "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule")
 # Heat 27's update_allowed properties (heat/engine/resources/openstack/neutron/*.py).
 UPDATE_ALLOWED = {
     "OS::Neutron::Net": {"name", "value_specs", "admin_state_up", "shared", "dhcp_agent_ids",
@@ -60,6 +61,8 @@ UPDATE_ALLOWED = {
                           "replacement_policy", "dns_name", "tags", "value_specs", "admin_state_up",
                           "allowed_address_pairs", "binding:vnic_type", "port_security_enabled",
                           "qos_policy", "propagate_uplink_status", "no_fixed_ips"},
+    "OS::Neutron::SecurityGroup": {"name", "description", "rules", "stateful"},
+    "OS::Neutron::SecurityGroupRule": set(),
 }
 
 
@@ -172,7 +175,9 @@ class FakeCloud:
         if method == "GET":
             if parts[1] not in self.items:
                 raise CloudFailure("not found", 404)
-            return {parts[0][:-1]: self.items[parts[1]]}
+            return {parts[0].replace("-", "_")[:-1]: self.items[parts[1]]}
+        if method == "POST" and isinstance(next(iter(body.values())), list):
+            return None  # a bulk create (security group rules)
         if method == "POST":
             item = {"id": f"id-{len(self.items)}", "status": "ACTIVE", **next(iter(body.values()))}
             self.items[item["id"]] = item
@@ -297,6 +302,38 @@ def test_a_subnet_of_each_fixed_ip_is_checked_with_its_place() -> None:
                                                     r"Error validating value 'nope'"):
         port.validate_with_cloud({"network": "n1", "fixed_ips": [{"subnet": None}, {"subnet": "nope"}]},
                                  "resources.port.properties")
+
+
+def group_rules(*rules: dict[str, Any]) -> list[dict[str, Any]]:
+    checked = validate_properties(neutron.SecurityGroup, {"rules": list(rules)}, "resources.g.properties")
+    return list(checked["rules"])
+
+
+def test_a_groups_rules_are_reconciled_as_heat_does() -> None:
+    """Rules that stay are not touched; Neutron's default egress rules stay while
+    the template gives no egress rule."""
+    ssh = {"protocol": "tcp", "port_range_min": 22, "port_range_max": 22,
+           "remote_ip_prefix": "198.51.100.0/24"}
+    live_rules = [
+        {"id": "r-ssh", "direction": "ingress", "ethertype": "IPv4", "protocol": "tcp",
+         "port_range_min": 22, "port_range_max": 22, "remote_ip_prefix": "198.51.100.0/24",
+         "remote_group_id": None, "security_group_id": "g1"},
+        {"id": "r-e4", "direction": "egress", "ethertype": "IPv4", "security_group_id": "g1"},
+        {"id": "r-e6", "direction": "egress", "ethertype": "IPv6", "security_group_id": "g1"},
+    ]
+    cloud = FakeCloud({"g1": {"id": "g1", "name": "web", "security_group_rules": live_rules}})
+    state = ResourceState("g", "OS::Neutron::SecurityGroup", "CREATE", physical_id="g1",
+                          properties={"name": "web", "rules": group_rules(ssh)})
+    group = neutron.SecurityGroup("g", FakeRuntime(cloud))
+    assert group.check_drift(state)["drifted"] is False
+    http = {"protocol": "tcp", "port_range_min": 80, "port_range_max": 80, "remote_mode": "remote_group_id"}
+    group.handle_update(state, {**state.properties, "rules": group_rules(http)})
+    writes = cloud.writes()
+    assert writes[0] == ("DELETE", "/security-group-rules/r-ssh", None)
+    assert writes[1][:2] == ("POST", "/security-group-rules") and len(writes) == 2
+    [added] = writes[1][2]["security_group_rules"]
+    # A group rule without a group refers to its own group; ports go as text.
+    assert (added["remote_group_id"], added["remote_ip_prefix"], added["port_range_min"]) == ("g1", None, "80")
 
 
 def test_tags_are_set_with_their_own_call() -> None:
