@@ -141,6 +141,8 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
         task: dict[str, Any] = {"name": "t", "register": "done"}
         if info is None:
             task["hotplay.stacks.stack"] = arguments
+        elif info.pop("rollback", False):
+            task["hotplay.stacks.stack_rollback"] = {"name": name, "cloud": cloud, **info}
         else:  # stack_info (drift) reads the same cloud
             task["hotplay.stacks.stack_info"] = {"name": name, "cloud": cloud, **info}
         if check:
@@ -418,3 +420,22 @@ def test_a_security_group_keeps_its_rules_as_the_template_lists_them(stacks: Any
     member.network.delete_security_group_rule(kept.pop())
     report = stacks(name, "", info={"drift": True})
     assert report["drifted"] == ["web"], report["drift"]
+
+
+def test_a_rollback_swaps_the_replaced_subnet_back(stacks: Any, member: Any) -> None:
+    """stack_rollback with the cloud option: the subnet an update replaced (kept by
+    keep_replaced) is healthy in the cloud, so the rollback takes it back, by id,
+    and deletes the replacement."""
+    name = stack_name()
+    made = stacks(name, TEMPLATE)
+    assert not made.get("failed"), made.get("msg")
+    first = ids(made)
+    replaced = stacks(name, TEMPLATE, parameters={"cidr": "10.23.0.0/24"}, keep_replaced=600)
+    assert not replaced.get("failed"), replaced.get("msg")
+    second = ids(replaced)["subnet"]
+    assert second != first["subnet"] and member.network.find_subnet(first["subnet"]) is not None
+    back = stacks(name, "", info={"rollback": True})
+    assert not back.get("failed"), back.get("msg")
+    assert ids(back) == first
+    assert member.network.get_subnet(first["subnet"]).cidr == "10.20.0.0/24"
+    assert member.network.find_subnet(second) is None
