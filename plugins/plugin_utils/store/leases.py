@@ -145,29 +145,32 @@ class LeaseRows(Store):
     # -- the Store interface ---------------------------------------------------------------
     def acquire_lock(self, stack_name: str, holder: str) -> int:
         me = this_process()
-        with self._lease_writes():
-            self._change("INSERT INTO leases (stack_name, token) VALUES (?, 0)"
-                         " ON CONFLICT (stack_name) DO NOTHING", (stack_name,))
-            current = self._lease(stack_name, lock_row=True)
-            if current is None:  # inserted above when missing: cannot be
-                raise StackLocked(f'Stack "{stack_name}": its lock row cannot be read')
-            if stack_name in self._fences or (current.held and not holder_gone(current)):
-                raise refusal(stack_name, current)
-            token = current.token + 1
-            identity = self._store_identity(make=True)
-            note = _takeover_note(current, identity, self._fenced_before)
-            self._fenced_before = ""
-            proof = make_proof(identity, stack_name, token)
-            try:
+        proof: Proof | None = None
+        try:
+            with self._lease_writes():
+                self._change("INSERT INTO leases (stack_name, token) VALUES (?, 0)"
+                             " ON CONFLICT (stack_name) DO NOTHING", (stack_name,))
+                current = self._lease(stack_name, lock_row=True)
+                if current is None:  # inserted above when missing: cannot be
+                    raise StackLocked(f'Stack "{stack_name}": its lock row cannot be read')
+                if stack_name in self._fences or (current.held and not holder_gone(current)):
+                    raise refusal(stack_name, current)
+                token = current.token + 1
+                identity = self._store_identity(make=True)
+                note = _takeover_note(current, identity, self._fenced_before)
+                self._fenced_before = ""
+                # This process keeps the proof of the lease while it holds it (proofs.py).
+                proof = make_proof(identity, stack_name, token)
                 self._change(
                     f"UPDATE leases SET token = ?, holder = ?, host = ?, pid = ?, pid_space = ?,"
                     f" pid_start = ?, acquired = ?, expires = {self.lease_now} + ?, note = ?, proof = ?"
                     " WHERE stack_name = ?",
                     (token, holder, me.host, me.pid, me.pid_space, me.pid_start, utc_now(),
                      self.lease_terms.length, note, proof.digest, stack_name))
-            except BaseException:
-                proof.close()
-                raise
+        except BaseException:
+            if proof is not None:
+                proof.close()  # the lease was not taken
+            raise
         self._fences[stack_name] = token
         self._proofs[stack_name] = proof
         return token

@@ -143,7 +143,9 @@ def test_a_process_without_the_lease_s_proof_is_never_signalled(stranger, tree):
     proof or a made-up one; or naming a real holder of another lease, with that
     lease's proof digest copied from the store."""
     shell, sleeper = stranger
-    for forged in ("", "0" * 64, make_proof(STORE, "web", 1).digest):
+    elsewhere = make_proof(STORE, "web", 1)  # a real proof, held by this process, not by the shell
+    elsewhere.close()
+    for forged in ("", "0" * 64, elsewhere.digest):
         assert fence(_lease(shell.pid, proof=forged), STORE) == (
             f"not fenced: its process {shell.pid} holds no proof of this lease (no run of hotplay.stacks took "
             "it there, or one of a version before lease proofs): left alone")
@@ -259,3 +261,38 @@ def test_a_lost_holder_stopped_inside_a_sqlite_write_is_fenced_and_taken_over(tm
     assert note.endswith(f"; fenced: stopped and killed its processes {holder.pid} before this run acted"
                          " (it held the store's write lock)"), note
     assert events == []  # its unfinished write was rolled back
+
+
+def test_a_run_holds_its_lease_s_proof_while_it_holds_the_lease(store_url):
+    """The row keeps only the digest; the nonce is this process's, from the
+    acquisition to the release, and bound to that lease (stack, token, store)."""
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.proofs import holds  # pylint: disable=import-outside-toplevel
+
+    store, before = open_store(store_url), set(_lease_nonces())
+    try:
+        assert store.acquire_lock("web", "job 1") == 1
+        lease, identity = store.lock_record("web"), store._store_identity()  # pylint: disable=protected-access
+        assert len(lease.proof) == 64 and len(identity) == 32
+        assert holds(os.getpid(), identity, "web", 1, lease.proof)
+        assert not holds(os.getpid(), identity, "web", 2, lease.proof)
+        assert not holds(os.getpid(), identity, "db", 1, lease.proof)
+        assert not holds(os.getpid(), "another store", "web", 1, lease.proof)
+        [nonce] = set(_lease_nonces()) - before
+        assert nonce not in repr([store.stored_rows(table) for table in store.stored_tables()])  # never stored
+        store.release_lock("web", "job 1")
+        assert not holds(os.getpid(), identity, "web", 1, lease.proof)  # closed with the release
+    finally:
+        store.close()
+
+
+def _lease_nonces() -> list[str]:
+    """The nonces of the lease proofs this process holds open."""
+    found = []
+    for entry in os.listdir(f"/proc/{os.getpid()}/fd"):
+        try:
+            target = os.readlink(f"/proc/{os.getpid()}/fd/{entry}")
+        except OSError:
+            continue  # the listing's own descriptor
+        if target.startswith("/memfd:hotplay-lease:"):
+            found.append(target[len("/memfd:hotplay-lease:"):].split()[0])
+    return found
