@@ -49,6 +49,9 @@ class NeutronResource(OpenStackResource):
     compared: ClassVar[tuple[str, ...]] = ()
     # Whether the item has a status to wait for (Heat's check_create_complete).
     has_status: ClassVar[bool] = False
+    # Attributes read when asked, not cached when the resource acts (Heat's
+    # CACHE_NONE, and those that cost calls of their own).
+    live_attributes: ClassVar[frozenset[str]] = frozenset()
 
     # -- validation ---------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
@@ -72,8 +75,8 @@ class NeutronResource(OpenStackResource):
         if properties.get("tags"):
             self._set_tags(ident, properties["tags"])
         if self.has_status:
-            self._wait(ident, _is_built)
-        return Outcome(ident)
+            created = self._wait(ident, _is_built) or created
+        return Outcome(ident, self._cached(created))
 
     def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
               update: bool = False) -> dict[str, Any]:
@@ -103,10 +106,10 @@ class NeutronResource(OpenStackResource):
             self._set_tags(current.physical_id, changed.pop("tags") or [])
         body = self._update_body(changed, current.properties)
         if body:
-            self._call("PUT", f"/{current.physical_id}", {self.entity: body})
+            live = self._call("PUT", f"/{current.physical_id}", {self.entity: body})[self.entity]
             if self.has_status:
-                self._wait(current.physical_id, _is_built)
-        return Outcome(current.physical_id)
+                live = self._wait(current.physical_id, _is_built) or live
+        return Outcome(current.physical_id, self._cached(live))
 
     def _update_body(self, changed: dict[str, Any], old: Mapping[str, Any]) -> dict[str, Any]:
         """Heat's prepare_update_properties: value_specs that changed, a name set
@@ -133,8 +136,21 @@ class NeutronResource(OpenStackResource):
         self._wait(current.physical_id, lambda item: item is None)
 
     # -- reading --------------------------------------------------------------------------
+    def _cached(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource data kept when an action completes: Heat caches the values
+        of its attributes then (attr_data) and answers ``get_attr`` from that cache
+        until the resource acts again, except those it marks CACHE_NONE and
+        ``show``.  Neutron's answer to the action holds them all: no extra call."""
+        names = [name for name in self.attributes_schema if name not in self.live_attributes]
+        return {"attributes": {name: item.get(name) for name in names}} if names else {}
+
     def attribute(self, state: ResourceState, name: str) -> Any:
-        """Read live, as Heat's ``_resolve_attribute``: ``show`` is the whole item."""
+        """Heat's ``get_attr``: the value cached when the resource last acted; read
+        live (Heat's ``_resolve_attribute``) for ``show`` (the whole item), for the
+        type's ``live_attributes``, and for a resource recorded without the cache."""
+        cached = state.data.get("attributes") or {}
+        if name != "show" and name in cached:
+            return cached[name]
         if not state.physical_id:
             return None
         live = self._show(state.physical_id)
@@ -448,6 +464,9 @@ class Port(NeutronResource):
     not_sent = frozenset({"tags", "value_specs", "replacement_policy", "no_fixed_ips"})
     # Not device_id/device_owner: Nova sets them when it plugs the port in.
     compared = ("name", "admin_state_up", "port_security_enabled", "dns_name", "tags")
+    # Whole subnets and network: calls of their own, made only when asked (Heat
+    # caches them once asked).
+    live_attributes = frozenset({"subnets", "network"})
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         super().validate(properties)

@@ -182,6 +182,10 @@ class FakeCloud:
             item = {"id": f"id-{len(self.items)}", "status": "ACTIVE", **next(iter(body.values()))}
             self.items[item["id"]] = item
             return {parts[0][:-1]: item}
+        if method == "PUT" and len(parts) == 2:
+            entity = parts[0].replace("-", "_")[:-1]
+            self.items[parts[1]].update(body[entity])
+            return {entity: self.items[parts[1]]}
         return None
 
     def poller(self, kind: str, lister: Any) -> Poller:
@@ -334,6 +338,20 @@ def test_a_groups_rules_are_reconciled_as_heat_does() -> None:
     [added] = writes[1][2]["security_group_rules"]
     # A group rule without a group refers to its own group; ports go as text.
     assert (added["remote_group_id"], added["remote_ip_prefix"], added["port_range_min"]) == ("g1", None, "80")
+
+
+def test_attributes_are_cached_when_the_resource_acts_as_heat_caches_them() -> None:
+    """Heat answers get_attr from the values cached when the resource completed
+    (a network's subnets stay those it had then), except ``show``."""
+    cloud = FakeCloud()
+    net = neutron.Net("net", FakeRuntime(cloud))
+    outcome = net.handle_create(net_properties())
+    assert outcome.data["attributes"]["subnets"] is None and outcome.data["attributes"]["status"] == "ACTIVE"
+    cloud.items[outcome.physical_id]["subnets"] = ["s1"]
+    state = ResourceState("net", "OS::Neutron::Net", "CREATE", physical_id=outcome.physical_id,
+                          data=outcome.data)
+    assert net.attribute(state, "status") == "ACTIVE" and net.attribute(state, "subnets") is None
+    assert net.attribute(state, "show")["subnets"] == ["s1"]
 
 
 def test_tags_are_set_with_their_own_call() -> None:
