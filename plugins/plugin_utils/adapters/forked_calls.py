@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import pickle
 import select
@@ -107,6 +108,9 @@ class ForkServer:
 def _serve_forever(control: socket.socket, serve: Callable[[Any], Any],
                    parent: int) -> NoReturn:  # pragma: no cover - runs in the server
     _die_with_parent(signal.SIGKILL, parent)
+    # What the server holds is shared with each child until written to; the
+    # collector would walk (and so write to, and copy) all of it in every child.
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the job's own process
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     children: set[int] = set()

@@ -182,21 +182,20 @@ class ForkedHost:
         return answer.value
 
     def _paced(self, run: Callable[[], Any]) -> Any:
-        """Over a network connection: until one call has reached the host, calls go
-        one at a time (the first opens the ssh ControlMaster the others then share:
-        twenty handshakes at once would meet sshd's MaxStartups and be refused),
-        then at most REMOTE_CALLS_PER_HOST at once.  Once a call showed the host
-        is reached locally, calls run freely."""
-        if self._local:
-            return run()
-        with self._remote_calls:
-            if self._opened.is_set():
-                return run()
+        """Until one call has reached the host, calls go one at a time (over ssh the
+        first opens the ControlMaster the others then share: twenty handshakes at
+        once would meet sshd's MaxStartups and be refused).  Then, over a network
+        connection, at most REMOTE_CALLS_PER_HOST at once; through a local one,
+        freely (the calls that waited for the first included)."""
+        if not self._opened.is_set():
             with self._opening:
                 if not self._opened.is_set():
                     result = run()
                     self._opened.set()  # a lost host raised HostUnreachable instead
                     return result
+        if self._local:
+            return run()
+        with self._remote_calls:
             return run()
 
 
