@@ -71,14 +71,11 @@ class NotFoundByNameOrId(CloudFailure):
 
 def find_neutron_id(session: CloudSession, kind: NeutronKind, name_or_id: str) -> str:
     """The id of the ``kind`` thing named or identified by ``name_or_id``."""
-    known = session.found.get((kind.name, name_or_id))
-    if known is not None:
-        return known
-    found = _by_id(session, kind, name_or_id) if _UUID.match(name_or_id) else None
-    if found is None:
-        found = _by_name(session, kind, name_or_id)
-    session.found[(kind.name, name_or_id)] = found
-    return found
+    def find() -> str:
+        found = _by_id(session, kind, name_or_id) if _UUID.match(name_or_id) else None
+        return found if found is not None else _by_name(session, kind, name_or_id)
+
+    return session.remember(("neutron", kind.name, name_or_id), find)
 
 
 def _by_id(session: CloudSession, kind: NeutronKind, ident: str) -> str | None:

@@ -74,7 +74,8 @@ class NeutronResource(OpenStackResource):
         self.runtime.claim_physical_id(self.name, ident)
         if properties.get("tags"):
             self._set_tags(ident, properties["tags"])
-        if self.has_status:
+        if self.has_status and not _is_built(created):
+            # Neutron's answer is as fresh as a show: no poll when it says built.
             created = self._wait(ident, _is_built) or created
         return Outcome(ident, self._cached(created))
 
@@ -92,7 +93,13 @@ class NeutronResource(OpenStackResource):
         return body
 
     def _resolve(self, kind: str, value: Any) -> str:
-        """Heat's RESOLVE rule: the id of the thing named or identified by ``value``."""
+        """Heat's RESOLVE rule: the id of the thing named or identified by ``value``.
+        An id is sent as it is: values known before the run were checked when the
+        stack was validated (the custom constraints), and one computed in the run
+        is another resource's id (``get_resource``); Neutron refuses one that
+        names nothing, with its words.  Heat looks it up again, one call each."""
+        if _UUID_LIKE.match(str(value)):
+            return str(value)
         return find_neutron_id(self.cloud, NEUTRON_KINDS[kind], str(value))
 
     # -- update ---------------------------------------------------------------------------
@@ -107,7 +114,7 @@ class NeutronResource(OpenStackResource):
         body = self._update_body(changed, current.properties)
         if body:
             live = self._call("PUT", f"/{current.physical_id}", {self.entity: body})[self.entity]
-            if self.has_status:
+            if self.has_status and not _is_built(live):
                 live = self._wait(current.physical_id, _is_built) or live
         return Outcome(current.physical_id, self._cached(live))
 
@@ -516,15 +523,12 @@ class Port(NeutronResource):
         """Heat's ``get_secgroup_uuids``: ids as they are; names among the groups
         of the session's project, exactly one each."""
         ids: list[str] = []
-        project_groups: list[Mapping[str, Any]] | None = None
         for group in map(str, groups):
             if _UUID_LIKE.match(group):
                 ids.append(group)
                 continue
-            if project_groups is None:
-                listed = self.cloud.request(NEUTRON, "GET", "/security-groups",
-                                            params={"project_id": self.cloud.project_id})
-                project_groups = listed.get("security_groups") or []
+            project_groups = self.cloud.remember(("neutron", "project security groups"),
+                                                 self._project_groups)
             same = [g["id"] for g in project_groups if g.get("name") == group]
             if not same:
                 raise self.fail(f"The Resource ({group}) could not be found.", "EntityNotFound")
@@ -533,6 +537,12 @@ class Port(NeutronResource):
                                 "PhysicalResourceNameAmbiguity")
             ids.append(str(same[0]))
         return ids
+
+    def _project_groups(self) -> list[Mapping[str, Any]]:
+        listed = self.cloud.request(NEUTRON, "GET", "/security-groups",
+                                    params={"project_id": self.cloud.project_id})
+        groups: list[Mapping[str, Any]] = listed.get("security_groups") or []
+        return groups
 
     def attribute(self, state: ResourceState, name: str) -> Any:
         """Heat's: ``subnets`` are the subnets of the port's addresses, whole;

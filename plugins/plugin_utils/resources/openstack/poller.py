@@ -15,10 +15,13 @@ few calls, and many waits cost about as many calls as one.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+# How long a poll waits for other waits to join it before it asks.
+GATHER = 0.05
 FIRST_DELAY = 0.25
 BACKOFF = 1.6
 MAX_DELAY = 4.0
@@ -75,11 +78,16 @@ class Poller:
 
     def _poll(self, ident: str) -> Mapping[str, Any] | None:
         """Make the poll for every id waited for (called with the lock held; the
-        lock is released while the cloud answers)."""
-        self._polling, self._started = True, self._started + 1
-        number, ids = self._started, sorted(self._waiting)
+        lock is released while the poll gathers its waiters and the cloud answers).
+        The poll starts when it takes the ids: waits that begin while it gathers
+        (the other resources of a wave, acting at the same moment) are in it."""
+        self._polling = True
         self._changed.release()
         try:
+            time.sleep(GATHER)
+            with self._changed:
+                self._started += 1
+                number, ids = self._started, sorted(self._waiting)
             answers: dict[str, Mapping[str, Any]] = {}
             for start in range(0, len(ids), IDS_PER_CALL):
                 self.polls += 1

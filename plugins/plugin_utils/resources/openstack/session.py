@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from ...errors import ResourceFailure
 from .poller import Lister, Poller
+
+T = TypeVar("T")
 
 # How many API calls of one run may be in flight to one cloud at once.
 MAX_IN_FLIGHT = 8
@@ -63,9 +65,11 @@ class CloudSession:
         self._proxies: dict[str, Any] = {}
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._pollers: dict[str, Poller] = {}
-        # Names and ids already found (custom constraints, RESOLVE rules): Heat
-        # memoizes these lookups too; a run asks about one value once.
-        self.found: dict[tuple[str, str], str] = {}
+        # Lookups already made (custom constraints, RESOLVE rules, a project's
+        # security groups): Heat memoizes these too; a run asks about one value once,
+        # however many resources ask at the same moment.
+        self._remembered: dict[tuple[str, ...], Any] = {}
+        self._remembering: dict[tuple[str, ...], threading.Lock] = {}
         # What the run asked of the cloud, by "METHOD service": the figures a
         # benchmark reports (and tests check).
         self.calls: Counter[str] = Counter()
@@ -119,6 +123,21 @@ class CloudSession:
             if self._connection is not None:
                 self._connection.close()
             self._connection, self._proxies = None, {}
+
+    def remember(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+        """``compute()``, once per run for ``key``: the first caller computes, those
+        that ask meanwhile wait for its answer.  A failure is not remembered (the
+        thing may be made before the next ask)."""
+        with self._lock:
+            if key in self._remembered:
+                value: T = self._remembered[key]
+                return value
+            lock = self._remembering.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._remembered:
+                self._remembered[key] = compute()
+            value = self._remembered[key]
+            return value
 
     def poller(self, kind: str, lister: Lister) -> Poller:
         """The shared polls of ``kind`` (``network:networks``): one per run."""

@@ -44,6 +44,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.poller import Poller
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import (
     CloudFailure,
+    CloudSession,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.properties import (
     validate_properties,
@@ -156,7 +157,7 @@ class FakeCloud:
     def __init__(self, items: dict[str, dict[str, Any]] | None = None) -> None:
         self.items = items or {}
         self.sent: list[tuple[str, str, Any]] = []
-        self.found: dict[tuple[str, str], str] = {}
+        self.remembered: dict[tuple[str, ...], Any] = {}
         self.pollers: dict[str, Poller] = {}
         self.project_id = "project"
 
@@ -187,6 +188,11 @@ class FakeCloud:
             self.items[parts[1]].update(body[entity])
             return {entity: self.items[parts[1]]}
         return None
+
+    def remember(self, key: tuple[str, ...], compute: Any) -> Any:
+        if key not in self.remembered:
+            self.remembered[key] = compute()
+        return self.remembered[key]
 
     def poller(self, kind: str, lister: Any) -> Poller:
         return self.pollers.setdefault(kind, Poller(lister))
@@ -418,6 +424,23 @@ def test_a_value_is_looked_up_once_per_run() -> None:
     assert len(cloud.sent) == 1
 
 
+def test_a_session_computes_a_lookup_once_for_many_askers_at_once() -> None:
+    session = CloudSession("unused")  # never connects: remember needs no cloud
+    computed: list[int] = []
+
+    def compute() -> str:
+        computed.append(1)
+        time.sleep(0.05)
+        return "id"
+
+    threads = [threading.Thread(target=session.remember, args=(("k",), compute)) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert computed == [1] and session.remember(("k",), compute) == "id"
+
+
 # -- shared polls ----------------------------------------------------------------------------
 
 def test_waiters_share_their_polls() -> None:
@@ -442,6 +465,7 @@ def test_waiters_share_their_polls() -> None:
     threads = [threading.Thread(target=wait, args=(f"s{i}",)) for i in range(20)]
     for thread in threads:
         thread.start()
+        time.sleep(0.002)  # the waits of a wave begin a moment apart
     for thread in threads:
         thread.join()
     assert all(answer["status"] == "ACTIVE" for answer in answers.values()) and len(answers) == 20
