@@ -25,6 +25,24 @@ this host), so a module it had started before it froze cannot finish when woken:
 a **late effect** (a file of its version that appeared, or was written over, after
 the takeover) is then a failure like the others; counted apart.  The store and files must agree as above.
 
+The ``worker`` operation kills only the Ansible worker of an update (the direct
+children of ``ansible-playbook``: an OOM kill), in half the trials just after a module
+process appears under it, while module resources run (its stack adds a shell module
+that writes its file after a second).  ansible-playbook must notice and end; after
+a grace longer than any module takes, no process of the worker's tree (recorded,
+with start times, right before the kill, and its session right after) may still
+run (a **survivor**), and no file may have changed since the kill (a **late
+effect**: a module that outlived its worker); then as above.
+
+The ``oldschema`` operation makes a store of schema version 2 in which a job of that
+version (a process of its own, taking the lock with version 2's protocol:
+tests/unit/plugins/plugin_utils/old_store.py) holds the stack while this version
+applies: the apply must refuse, changing nothing (store dump, files, scratch
+files), unless it saw the old job gone already.  The old job then releases its
+lock, or is SIGKILLed at a random moment (during the apply in half of those): its
+row stays, stale, and docs/store.md says such a row does not hold the upgrade up, so
+the next apply must upgrade the store and converge.  Both acting is a **double apply**.
+
 The stacks mix ``Hotplay::Local::File`` (real files), ``Hotplay::Ansible::Module``
 resources (ansible.builtin.copy writing real files, deleted with ansible.builtin.file),
 ``OS::Heat::TestResource`` (with waits, so kills land mid-run), a provider-template
@@ -46,6 +64,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +76,9 @@ import yaml
 
 from processes import descendants, kill_tree
 
+# The store of schema version 2 and its old job (issue 28, item 4).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "plugins" / "plugin_utils"))
+
 REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
 BIN = REPO / ".venv" / "bin"
 INSTALLED = REPO / ".build" / "installed"
@@ -65,7 +87,21 @@ KILLED_OPERATIONS = ("create", "update", "delete", "rollback", "takeover")
 # Runs frozen past their lease and woken: the job that takes over fences them (kills
 # their processes) first; slower than the others, so run by the full campaign rather
 # than by CI's reduced run.
-OPERATIONS = KILLED_OPERATIONS + ("frozen",)
+OPERATIONS = KILLED_OPERATIONS + ("frozen", "worker", "oldschema")
+# CI's reduced run: ``oldschema`` trials are short (about 10 s); a ``worker`` trial
+# takes about 40 s (its grace, a slower stack, a rollback), so it is left to the full
+# campaign, as ``frozen`` is.
+CI_OPERATIONS = KILLED_OPERATIONS + ("oldschema",)
+# ``worker``: only the Ansible worker of an update is killed (its direct children
+# aside, ansible-playbook lives on), while module resources run; ``oldschema``: a
+# store of schema version 2 whose stack an old job holds while this version applies.
+# How long after a worker's kill nothing of it may run or write any more: longer
+# than any module of the campaign's stacks takes (the slowest, ``slow_module``, 1 s).
+WORKER_GRACE = 4.0
+# Writes that land this soon after the kill are the kill's own reach (the kernel's
+# death signals travel worker -> fork server -> call -> module in a few ms; a busy
+# machine may take longer): a write later than this is a module that outlived it.
+KILL_REACH = 0.5
 # Leases of the takeover trials: short, so a frozen run's lease runs out quickly.
 SHORT_LEASE = "lock_lease=2&lock_renew=0.5"
 LOST_LOCK = "lost the lock on stack crash"
@@ -143,6 +179,26 @@ outputs:
   release: {value: {get_attr: [release_file, path]}}
 """
 
+# The ``worker`` operation's stack adds a slow module: a shell that writes its file
+# only after a second (the attack of issue 28, item 2, made short).  One that outlived
+# its killed worker would write late, after the kill; it is replaced on a new version.
+SLOW_MODULE = """\
+  slow_module:
+    type: Hotplay::Ansible::Module
+    properties:
+      module: ansible.builtin.shell
+      args:
+        cmd: {list_join: ["", ["sleep 1 && printf %s ", {get_param: version}, " > ", {get_param: dir},
+                               "/slow-", {get_param: version}, " && echo ", {get_param: dir},
+                               "/slow-", {get_param: version}]]}
+      update_in_place: []
+      physical_id: stdout
+      delete_module: ansible.builtin.file
+      delete_args:
+        path: {list_join: ["", [{get_param: dir}, "/slow-", {get_param: version}]]}
+        state: absent
+"""
+
 NESTED = """\
 heat_template_version: 2018-08-31
 parameters:
@@ -178,12 +234,15 @@ resources:
 """
 
 
-def expected_files(version: str) -> dict[str, str]:
-    """File name -> content of a stack at ``version`` (the random name apart)."""
+def expected_files(version: str, slow: bool = False) -> dict[str, str]:
+    """File name -> content of a stack at ``version`` (the random name apart);
+    ``slow``: the ``worker`` operation's stack, with its slow module."""
     files = {"config": f"config {version}", f"release-{version}": version,
              f"inner-{version}": version, "inner-config": version,
              f"copied-{version}": version, "inner-copied": version}
     files.update({f"member-{i}-{version}": version for i in range(3)})
+    if slow:
+        files[f"slow-{version}"] = version
     return files
 
 
@@ -202,21 +261,35 @@ class Trial:
     late_effects: int = 0
     fenced: bool = False  # the job that took over killed the frozen one's processes
     ansible_temporaries: int = 0
+    # ``worker``: a module process ran under the killed worker at the kill; processes
+    # of the killed worker's tree still running after the grace.
+    module_running: bool = False
+    survivors: int = 0
+    # ``oldschema``: the apply refused while the old job held the lock (or ran
+    # once it had seen the old job gone), and how the old job ended.
+    refused: bool = False
+    old_job: str = ""
 
     def line(self) -> str:
         verdict = "ok" if not self.problems else "FAILED: " + "; ".join(self.problems)
-        return (f"{self.operation}:{self.seed} kill after {self.delay:.2f}s ({self.landed}), "
+        if self.operation == "oldschema":
+            return (f"{self.operation}:{self.seed} old job {self.old_job}"
+                    f"{f' after {self.delay:.2f}s' if self.old_job.startswith('killed') else ''}, the apply under it "
+                    f"{'refused' if self.refused else 'ran'}, recovery {self.recovery or '-'}: {verdict}")
+        module = "" if self.operation != "worker" else (", a module running" if self.module_running else "")
+        return (f"{self.operation}:{self.seed} kill after {self.delay:.2f}s ({self.landed}{module}), "
                 f"recovery {self.recovery or '-'}: {verdict}")
 
 
 class Workspace:
     """One trial's directory: templates, the files the stack manages, a store."""
 
-    def __init__(self, root: Path, lease: str = "") -> None:
+    def __init__(self, root: Path, lease: str = "", slow: bool = False) -> None:
         self.root = root
+        self.slow = slow
         self.files = root / "files"
         self.files.mkdir(parents=True)
-        (root / "main.yaml").write_text(MAIN)
+        (root / "main.yaml").write_text(MAIN.replace("outputs:\n", SLOW_MODULE + "outputs:\n") if slow else MAIN)
         (root / "nested.yaml").write_text(NESTED)
         self.store = root / "store.db"
         self.url = f"sqlite:///{self.store}" + (f"?{lease}" if lease else "")
@@ -400,7 +473,7 @@ def state_problems(workspace: Workspace, version: str | None) -> list[str]:
                if not ANSIBLE_TEMPORARY.match(f.name)}
     if version is None:
         return [f"left behind after delete: {sorted(present)}"] if present else []
-    wanted = expected_files(version)
+    wanted = expected_files(version, workspace.slow)
     problems = []
     randoms = [name for name in present if RANDOM_NAME.match(name)]
     if len(randoms) != 1 or present[randoms[0]] != version:
@@ -433,7 +506,7 @@ class Campaign:
         self.windows: dict[str, float] = {}
         self.startup = 0.0
 
-    def calibrate(self) -> None:
+    def calibrate(self, operations: tuple[str, ...] = OPERATIONS) -> None:
         """How long ansible-playbook takes to start, and each operation unkilled:
         kills are spread over the time the operation is working."""
         root = Path(tempfile.mkdtemp(dir=self.workdir, prefix="calibrate-"))
@@ -451,6 +524,8 @@ class Campaign:
             ("rollback", workspace.playbook("rollback", "", revision=2)),
             ("delete", workspace.playbook("delete", "")),
         ]
+        if not set(operations) - {"worker", "oldschema"}:
+            steps = []  # those time their own runs (below)
         for name, playbook in steps:
             started = time.monotonic()
             done, first_write = run_watched(playbook, workspace.store, _event_count(workspace.store))
@@ -459,6 +534,35 @@ class Campaign:
             self.windows[name] = ended - (first_write or started)
             if done is None or (done.returncode != 0 and name != "failing"):
                 raise RuntimeError(f"calibration {name} failed:\n{done.stdout if done else ''}")
+        if "worker" in operations:
+            # The worker operation's stack (with its slow module): its update.
+            slow = Workspace(Path(tempfile.mkdtemp(dir=self.workdir, prefix="calibrate-worker-")), slow=True)
+            for name, playbook in (("worker-create", slow.playbook("create", "1")),
+                                   ("worker", slow.playbook("update", "2"))):
+                started = time.monotonic()
+                done, first_write = run_watched(playbook, slow.store, _event_count(slow.store))
+                ended = time.monotonic()
+                self.durations[name] = ended - started
+                self.windows[name] = ended - (first_write or started)
+                if done is None or done.returncode != 0:
+                    raise RuntimeError(f"calibration {name} failed:\n{done.stdout if done else ''}")
+        if "oldschema" in operations:
+            # An apply refused under a job of schema version 2: the old job's kill is
+            # placed in it (or after it).
+            from old_store import OldJob, make_schema_2_store  # pylint: disable=import-outside-toplevel
+
+            old_root = Path(tempfile.mkdtemp(dir=self.workdir, prefix="calibrate-oldschema-"))
+            old_workspace = Workspace(old_root)
+            make_schema_2_store(f"sqlite:///{old_workspace.store}")
+            old = OldJob(f"sqlite:///{old_workspace.store}", STACK)
+            try:
+                started = time.monotonic()
+                refused = run(old_workspace.playbook("create", "1"))
+                self.durations["oldschema"] = self.windows["oldschema"] = time.monotonic() - started
+            finally:
+                old.end()
+            if refused is None or refused.returncode == 0:
+                raise RuntimeError("calibration oldschema: the apply was not refused")
         self.report(f"calibration: start-up {self.startup:.2f}s; whole run / from the first write: "
                     + ", ".join(f"{k} {self.durations[k]:.2f}/{self.windows[k]:.2f}s" for k in self.durations))
 
@@ -468,6 +572,12 @@ class Campaign:
         root = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"{operation}-{seed}-"))
         if operation in ("takeover", "frozen"):
             self._takeover(Workspace(root, SHORT_LEASE), trial, rng, frozen=operation == "frozen")
+            return trial
+        if operation == "worker":
+            self._worker(Workspace(root, slow=True), trial, rng)
+            return trial
+        if operation == "oldschema":
+            self._old_schema(Workspace(root), trial, rng)
             return trial
         workspace = Workspace(root)
         killed_playbook, target = self._prepare(workspace, operation)
@@ -523,6 +633,169 @@ class Campaign:
             trial.problems.append("re-run failed: " + _tail(done))
         trial.problems += self._settled(workspace, "3")
 
+    def _worker(self, workspace: Workspace, trial: Trial, rng: random.Random) -> None:
+        """Kill only the Ansible worker of an update of version 2 (the direct
+        children of ansible-playbook), in half the trials a moment after a module
+        process is seen under it, else at a random moment of the update; then
+        ansible-playbook must end by itself, and after ``WORKER_GRACE`` no process
+        of the worker's tree may run (a **survivor**) and no file may have changed
+        since the kill (a **late effect**: a module that outlived its worker)."""
+        created = run(workspace.playbook("create", "1"))
+        if created is None or created.returncode != 0:
+            raise RuntimeError(f"setup: the create failed: {_tail(created)}")
+        playbook = workspace.playbook("update", "2")
+        at_module = rng.random() < 0.5
+        pause = rng.uniform(0, 0.9) if at_module else rng.uniform(0, self.windows["worker"] * 1.05)
+        before = _event_count(workspace.store)
+        output = workspace.root / "killed-worker.log"
+        command = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+        # Output to a file: a process that outlived the worker would hold a pipe open.
+        with output.open("w") as log:
+            process = subprocess.Popen(command, cwd=playbook.parent, env=environment(), stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._kill_worker(workspace, trial, process, before, at_module, pause)
+        finally:
+            if process.poll() is None:
+                kill_tree(process.pid)
+            process.wait()
+        if trial.landed == "after the end" and process.returncode != 0:
+            trial.problems.append("the run failed before it was killed: " + output.read_text()[-300:])
+        store = store_problems(workspace.store)
+        trial.inconsistencies += len(store)
+        trial.problems += store + tracking_problems(workspace, trial)
+        self._recover(workspace, trial, rng, playbook, "2")
+
+    def _kill_worker(self, workspace: Workspace, trial: Trial, process: subprocess.Popen[bytes],
+                     before: int, at_module: bool, pause: float) -> None:
+        started = time.monotonic()
+        while process.poll() is None and _event_count(workspace.store) <= before:
+            time.sleep(0.005)
+        first_write = time.monotonic()
+        if at_module:
+            deadline = first_write + self.windows["worker"] * 2 + 5
+            while process.poll() is None and time.monotonic() < deadline:
+                if any(_is_module(pid, process.pid) for pid in _tree_of(_children(process.pid))):
+                    break
+                time.sleep(0.005)
+        time.sleep(max(0.0, pause))
+        trial.delay = time.monotonic() - first_write
+        workers = _children(process.pid) if process.poll() is None else set()
+        if not workers:
+            # The task was over (or the job was): nothing to kill.
+            trial.landed = "after the end"
+            process.wait(timeout=600)
+            return
+        tree = {pid: start for pid in _tree_of(workers) if (start := _start_time(pid)) is not None}
+        trial.module_running = any(_is_module(pid, process.pid) for pid in tree)
+        killed_at = time.time()
+        for worker in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
+        # What the worker started between the look and the kill: its session (Ansible
+        # runs each worker in a session of its own; a served call leads only a group).
+        tree.update({pid: start for pid in _in_sessions(workers)
+                     if (start := _start_time(pid)) is not None})
+        trial.landed = _landed(workspace, None, before)
+        if trial.landed == "before any write":
+            trial.landed = "mid-run"  # the worker had written (its first write was awaited)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            trial.problems.append("ansible-playbook did not end within 60 s after its worker was killed")
+        else:
+            if process.returncode == 0:
+                trial.problems.append("ansible-playbook reported success after its worker was killed")
+        time.sleep(max(0.0, killed_at + KILL_REACH - time.time()))
+        present = _file_names_all(workspace)
+        time.sleep(max(0.0, killed_at + WORKER_GRACE - time.time()))
+        left = {pid: _describe(pid) for pid, start in tree.items() if _start_time(pid) == start}
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # so that they do not spoil the checks that follow
+        if left:
+            trial.survivors += len(left)
+            trial.problems.append(f"{len(left)} processes of the killed worker still ran {WORKER_GRACE:.0f} s "
+                                  f"after the kill: {sorted(left.items())}"[:600])
+        late = sorted(name for name in _file_names_all(workspace)
+                      if _changed_at(workspace.files / name) > killed_at + KILL_REACH)
+        gone = sorted(present - _file_names_all(workspace))
+        if late or gone:
+            trial.late_effects += 1
+            trial.problems.append(f"files changed more than {KILL_REACH} s after the worker was killed "
+                                  f"({time.monotonic() - started:.1f} s into the run): written {late}, removed {gone}")
+
+    def _old_schema(self, workspace: Workspace, trial: Trial, rng: random.Random) -> None:
+        """A store at schema version 2 whose stack a job of that version holds (a real
+        process taking the lock with version 2's protocol: old_store.py) while this
+        version applies: the apply must refuse and change nothing (store, files),
+        unless the old job was seen gone by then.  The old job then releases its lock,
+        or is SIGKILLed at a random moment (in half the trials, while the apply runs):
+        its lock row stays, stale, and a holder on this host that is gone is seen to
+        be gone (store/sqlite.py), so the next apply upgrades the store, as docs/store.md
+        says, with no operator step.  Both acting is a **double apply**."""
+        from old_store import OldJob, make_schema_2_store, schema_version, tables  # pylint: disable=import-outside-toplevel
+        from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sql import SCHEMA_VERSION  # pylint: disable=import-outside-toplevel
+
+        url = f"sqlite:///{workspace.store}"
+        make_schema_2_store(url)
+        playbook = workspace.playbook("create", "1")
+        old = OldJob(url, STACK, "ansible-playbook (crash campaign, old job)")
+        try:
+            fate = rng.choice(("released", "killed", "killed"))
+            window = self.durations["oldschema"] * 1.05  # the refused apply
+            killer = None
+            killed_at = [0.0]
+            if fate == "killed":
+                trial.delay = rng.uniform(0, window) if rng.random() < 0.5 else rng.uniform(window, window * 1.5)
+
+                def kill_old() -> None:
+                    killed_at[0] = time.monotonic()
+                    old.process.kill()
+                    old.process.wait()  # reaped: its pid is free (a zombie is seen gone all the same)
+
+                killer = threading.Timer(trial.delay, kill_old)
+            dump, listing = _dump(workspace.store), _root_listing(workspace)
+            started = time.monotonic()
+            if killer is not None:
+                killer.start()
+            during = run(playbook)
+            ended = time.monotonic()
+            if killer is not None:
+                killer.join()
+            held_throughout = fate == "released" or killed_at[0] >= ended
+            trial.old_job = (fate if fate == "released" else
+                             f"killed {'while the apply ran' if not held_throughout else 'after the apply'}")
+            trial.landed = "mid-run" if not held_throughout else "after the end"
+            output = (during.stdout + during.stderr) if during is not None else ""
+            acted = during is not None and during.returncode == 0
+            trial.refused = "is in use by an older hotplay.stacks (schema version 2)" in output
+            changed = _dump(workspace.store) != dump or _root_listing(workspace) != listing
+            if held_throughout or not acted:
+                if acted or not trial.refused:
+                    trial.problems.append("the apply did not refuse while a job of schema version 2 held "
+                                          "the stack's lock: " + _tail(during))
+                if changed or list(workspace.files.iterdir()):
+                    trial.problems.append(f"the refused apply changed the store or wrote files: "
+                                          f"{sorted(f.name for f in workspace.files.iterdir())}")
+                if acted or changed:
+                    trial.double_applies += 1
+            if fate == "released":
+                old.release()
+        finally:
+            old.end()
+        trial.recovery = "re-run"
+        done = run(playbook)
+        if done is None or done.returncode != 0:
+            trial.problems.append("the apply after the old job ended failed: " + _tail(done))
+        if schema_version(url) != SCHEMA_VERSION or "locks" in tables(url):
+            trial.problems.append(f"the store was not upgraded: schema version {schema_version(url)}, "
+                                  f"tables {sorted(tables(url))}")
+        store = store_problems(workspace.store)
+        trial.inconsistencies += len(store)
+        trial.problems += store + tracking_problems(workspace, trial)
+        trial.problems += self._settled(workspace, "1")
+
     def _prepare(self, workspace: Workspace, operation: str) -> tuple[Path, str | None]:
         """Bring the stack to where the operation starts; (playbook to kill,
         version it aims at: None for no stack)."""
@@ -542,7 +815,7 @@ class Campaign:
 
     def _recover(self, workspace: Workspace, trial: Trial, rng: random.Random, playbook: Path,
                  target: str | None) -> None:
-        if trial.operation == "update" and rng.random() < 0.5:
+        if trial.operation in ("update", "worker") and rng.random() < 0.5:
             trial.recovery = "stack_rollback to revision 1"
             self._roll_back_to_first(workspace, trial)
             target = "1"
@@ -552,7 +825,7 @@ class Campaign:
             if done is None or done.returncode != 0:
                 trial.problems.append("re-run failed: " + _tail(done))
         trial.problems += self._settled(workspace, target)
-        if trial.operation == "update" and trial.recovery == "re-run":
+        if trial.operation in ("update", "worker") and trial.recovery == "re-run":
             # stack_rollback works from there too.
             trial.recovery += " + stack_rollback"
             done = run(workspace.playbook("rollback", "", revision=1))
@@ -637,6 +910,88 @@ class Stopped:
             kill_tree(self.process.pid)
             self.process.communicate()
             return None
+
+
+def _children(pid: int) -> set[int]:
+    """The direct children of ``pid`` (of ansible-playbook: its workers)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None and int(stat[1]) == pid:
+            found.add(int(entry))
+    return found
+
+
+def _tree_of(roots: set[int]) -> set[int]:
+    tree = set(roots)
+    for root in roots:
+        tree |= descendants(root)
+    return tree
+
+
+def _in_sessions(sessions: set[int]) -> set[int]:
+    """Processes whose session is one of ``sessions``."""
+    return {int(entry) for entry in os.listdir("/proc")
+            if entry.isdigit() and (stat := _stat(int(entry))) is not None and int(stat[3]) in sessions}
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command (state first), None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started (None: gone, or a zombie: it runs nothing any more)."""
+    stat = _stat(pid)
+    return None if stat is None or len(stat) < 20 or stat[0] in ("Z", "X") else stat[19]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _is_module(pid: int, playbook_pid: int) -> bool:
+    """A process that runs something else than ansible-playbook's own code (forks
+    of it keep its command line): a module, the shell that starts one."""
+    command = _cmdline(pid)
+    return bool(command) and command != _cmdline(playbook_pid)
+
+
+def _describe(pid: int) -> str:
+    return _cmdline(pid)[:120] or "?"
+
+
+def _file_names_all(workspace: Workspace) -> set[str]:
+    """Every name in the files directory, temporaries included."""
+    return {f.name for f in workspace.files.iterdir()}
+
+
+def _changed_at(path: Path) -> float:
+    try:
+        status = path.lstat()
+    except FileNotFoundError:
+        return 0.0
+    return max(status.st_mtime, status.st_ctime)
+
+
+def _dump(store: Path) -> list[str]:
+    """The whole store as SQL (read only)."""
+    with closing_db(f"file:{store}?mode=ro", uri=True, timeout=30) as db:
+        return list(db.iterdump())
+
+
+def _root_listing(workspace: Workspace) -> set[str]:
+    """Names in the trial's directory (the store's scratch files, ``*.db.new-*``)
+    but for SQLite's own journal files and the playbooks."""
+    return {f.name for f in workspace.root.iterdir()
+            if not f.name.endswith(("-wal", "-shm", "-journal", ".yml", ".log"))}
 
 
 def _file_names(workspace: Workspace) -> set[str]:
@@ -725,8 +1080,8 @@ def run_campaign(trials: int, operations: tuple[str, ...], first_seed: int, work
                  jobs: int = 1) -> list[Trial]:
     """Every trial (``jobs`` at a time: each is its own store and directory)."""
     campaign = Campaign(workdir, report)
-    campaign.calibrate()
     plan = only or [(op, first_seed + n) for op in operations for n in range(trials)]
+    campaign.calibrate(tuple({op for op, _seed in plan}))
     results = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for trial in pool.map(lambda step: campaign.trial(*step), plan):
@@ -748,9 +1103,24 @@ def summarise(results: list[Trial], report: Any = print) -> None:
                f"store inconsistencies {sum(t.inconsistencies for t in mine)}, "
                f"orphans {sum(t.orphans for t in mine)}, ghosts {sum(t.ghosts for t in mine)}, "
                f"double applies {sum(t.double_applies for t in mine)}, "
-               f"late effects of frozen modules {sum(t.late_effects for t in mine)} "
+               f"late effects {sum(t.late_effects for t in mine)} "
                f"({sum(1 for t in mine if t.fenced)} frozen jobs fenced), "
-               f"Ansible temporaries left by killed modules {sum(t.ansible_temporaries for t in mine)}")
+               f"Ansible temporaries left by killed modules {sum(t.ansible_temporaries for t in mine)}"
+               + _particulars(operation, mine))
+
+
+def _particulars(operation: str, mine: list[Trial]) -> str:
+    """What only some operations count."""
+    if operation == "worker":
+        return (f"; workers killed while a module process ran {sum(1 for t in mine if t.module_running)}, "
+                f"processes of a killed worker left running {sum(t.survivors for t in mine)}")
+    if operation == "oldschema":
+        fates = {fate: sum(1 for t in mine if t.old_job == fate)
+                 for fate in ("released", "killed while the apply ran", "killed after the apply")}
+        return (f"; applies refused under the old job's lock {sum(1 for t in mine if t.refused)}, "
+                f"old jobs released {fates['released']}, killed while the apply ran "
+                f"{fates['killed while the apply ran']}, killed after it {fates['killed after the apply']}")
+    return ""
 
 
 def main() -> int:
@@ -775,6 +1145,7 @@ def main() -> int:
                       "ghosts": sum(t.ghosts for t in results),
                       "double_applies": sum(t.double_applies for t in results),
                       "late_effects": sum(t.late_effects for t in results),
+                      "survivors": sum(t.survivors for t in results),
                       "fenced": sum(1 for t in results if t.fenced)}))
     return 1 if any(t.problems for t in results) else 0
 
