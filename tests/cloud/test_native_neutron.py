@@ -441,3 +441,66 @@ def test_a_rollback_swaps_the_replaced_subnet_back(stacks: Any, member: Any) -> 
     assert ids(back) == first
     assert member.network.get_subnet(first["subnet"]).cidr == "10.20.0.0/24"
     assert member.network.find_subnet(second) is None
+
+
+ROUTERS = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      router_name: {type: string, default: edge}
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.60.0.0/24}
+      other:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.61.0.0/24}
+      port:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: other}}]}
+      router:
+        type: OS::Neutron::Router
+        properties:
+          name: {get_param: router_name}
+          external_gateway_info: {network: public}
+      on_subnet:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet_id: {get_resource: subnet}}
+      on_port:
+        type: OS::Neutron::RouterInterface
+        properties: {router_id: {get_resource: router}, port: {get_resource: port}}
+    outputs:
+      router_id: {value: {get_resource: router}}
+      interface_id: {value: {get_resource: on_subnet}}
+      gateway: {value: {get_attr: [router, external_gateway_info]}}
+      status: {value: {get_attr: [router, status]}}
+"""
+
+
+def test_a_router_with_its_gateway_and_two_interfaces(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, ROUTERS)
+    assert not made.get("failed"), made.get("msg")
+    physical, outputs = ids(made), made["outputs"]
+    router = member.network.get_router(outputs["router_id"])
+    public = member.network.find_network("public")
+    assert router.external_gateway_info["network_id"] == public.id and router.name == "edge"
+    assert outputs["gateway"]["network_id"] == public.id and outputs["status"] == "ACTIVE"
+    assert outputs["interface_id"] == f"{router.id}:subnet_id={physical['subnet']}"
+    assert physical["on_port"] == f"{router.id}:port_id={physical['port']}"
+    inside = {ip["subnet_id"] for p in member.network.ports(device_id=router.id)
+              for ip in p.fixed_ips}
+    assert {physical["subnet"], physical["other"]} <= inside
+
+    renamed = stacks(name, ROUTERS, parameters={"router_name": "edge2"})
+    assert not renamed.get("failed"), renamed.get("msg")
+    assert ids(renamed) == physical and member.network.get_router(router.id).name == "edge2"
+
+    # An interface removed behind the stack's back is drift.
+    member.network.remove_interface_from_router(router.id, subnet_id=physical["subnet"])
+    report = stacks(name, "", info={"drift": True})
+    assert report["drifted"] == ["on_subnet"], report["drift"]
+
+    assert not stacks(name, "", state="absent").get("failed")
+    assert member.network.find_router(router.id) is None and member.network.find_network(physical["net"]) is None

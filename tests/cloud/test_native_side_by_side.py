@@ -1,7 +1,8 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The native Neutron types beside the real Heat engine on the same cloud: one
-template of networks, a subnet, a security group, a rule and a port, through Heat
+template of a network, a subnet, a security group, a rule, a port, a router and
+its interface, through Heat
 and through hotplay with no environment; what each made (read back from Neutron)
 and every output (attributes read live, ``show`` included) must be the same, with
 no list of known differences.  The helpers are test_side_by_side_heat's."""
@@ -49,10 +50,17 @@ TEMPLATE = """\
           network: {get_resource: net}
           fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.8.0.5}]
           security_groups: [{get_resource: sg}]
+      router:
+        type: OS::Neutron::Router
+        properties:
+          external_gateway_info: {network: public}
+      interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
     outputs:
       ids:
         value: {net: {get_resource: net}, subnet: {get_resource: subnet}, sg: {get_resource: sg},
-                port: {get_resource: port}}
+                port: {get_resource: port}, router: {get_resource: router}}
       net: {value: {get_attr: [net, show]}}
       net_attributes:
         value: [{get_attr: [net, status]}, {get_attr: [net, name]}, {get_attr: [net, subnets]},
@@ -72,6 +80,10 @@ TEMPLATE = """\
                 {get_attr: [port, admin_state_up]}, {get_attr: [port, subnets, 0, cidr]},
                 {get_attr: [port, network, name]}]
       sg: {value: {get_attr: [sg, show]}}
+      router: {value: {get_attr: [router, show]}}
+      router_attributes:
+        value: [{get_attr: [router, status]}, {get_attr: [router, name]},
+                {get_attr: [router, admin_state_up]}, {get_attr: [router, external_gateway_info]}]
 """
 
 UPDATE = {"ssh_from": "203.0.113.0/24", "dns": "192.0.2.54", "port_name": "back"}
@@ -85,7 +97,11 @@ VOLATILE = {"created_at", "updated_at", "revision_number", "mac_address", "id", 
 def comparable(value: Any, labels: Labels) -> Any:
     """An output without what differs between any two things, ids and names as labels."""
     if isinstance(value, dict):
-        return {key: comparable(item, labels) for key, item in value.items() if key not in VOLATILE}
+        shown = {key: comparable(item, labels) for key, item in value.items() if key not in VOLATILE}
+        if "external_fixed_ips" in shown:  # two routers' gateways have two addresses
+            shown["external_fixed_ips"] = [{k: v for k, v in ip.items() if k != "ip_address"}
+                                           for ip in shown["external_fixed_ips"]]
+        return shown
     if isinstance(value, list):
         items = [comparable(item, labels) for item in value]
         return sorted(items, key=repr) if all(isinstance(i, dict) for i in items) else items
@@ -126,7 +142,8 @@ def described(conn: Any, side: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     labels = Labels(side.name)
     ids = outputs["ids"]
     for kind, getter in (("net", conn.network.get_network), ("subnet", conn.network.get_subnet),
-                         ("sg", conn.network.get_security_group), ("port", conn.network.get_port)):
+                         ("sg", conn.network.get_security_group), ("port", conn.network.get_port),
+                         ("router", conn.network.get_router)):
         thing = getter(ids[kind])
         labels.known(thing.id, thing.name)
     group = conn.network.get_security_group(ids["sg"])

@@ -744,3 +744,184 @@ class SecurityGroupRule(NeutronResource):
             if body.get(key) is not None:
                 body[key] = str(body[key])
         return body
+
+
+# -- OS::Neutron::Router and RouterInterface --------------------------------------------------
+
+# The keys of a router's external_gateway_info.
+_GATEWAY = {
+    "network": PropertySchema("string", required=True, update_allowed=True),
+    "enable_snat": PropertySchema("boolean", update_allowed=True),
+    "external_fixed_ips": PropertySchema("list", update_allowed=True, schema=PropertySchema(
+        "map", schema={"ip_address": PropertySchema("string"), "subnet": PropertySchema("string")})),
+}
+
+
+@register
+class Router(NeutronResource):
+    """OS::Neutron::Router: a router, with its gateway on an external network."""
+
+    type_name = "OS::Neutron::Router"
+    kind = NEUTRON_KINDS["router"]
+    entity = "router"
+    has_status = True
+    properties_schema = properties_from_facade(type_name, {
+        "name": {"update_allowed": True},
+        "external_gateway_info": {"update_allowed": True, "schema": _GATEWAY},
+        "value_specs": {"default": {}, "update_allowed": True},
+        "admin_state_up": {"default": True, "update_allowed": True},
+        "l3_agent_id": {"update_allowed": True},
+        "l3_agent_ids": {"update_allowed": True},
+        "availability_zone_hints": {"update_allowed": True},
+        "tags": {"update_allowed": True, "schema": PropertySchema("string")},
+    })
+    attributes_schema = attributes_from_facade(type_name, {"external_gateway_info": "map"})
+    not_sent = frozenset({"tags", "value_specs", "l3_agent_id", "l3_agent_ids"})
+    compared = ("name", "admin_state_up", "tags")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's ``Router.validate``, in its order."""
+        super().validate(properties)
+        where = f"resources.{self.name}"
+        agent, agents = properties.get("l3_agent_id"), properties.get("l3_agent_ids")
+        distributed, ha = properties.get("distributed"), properties.get("ha")
+        if agent and agents:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "l3_agent_id, l3_agent_ids.", where)
+        if distributed and (agent or agents):
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "distributed, l3_agent_id/l3_agent_ids.", where)
+        if ha and distributed:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "distributed, ha.", where)
+        if not ha and agents and len(agents) > 1:
+            raise self.refuse("Non HA routers can only have one L3 agent.", where)
+
+    def _body(self, values: Mapping[str, Any], properties: Mapping[str, Any],
+              update: bool = False) -> dict[str, Any]:
+        """Heat's ``_resolve_gateway``: the gateway's network and subnets as ids."""
+        body = super()._body(values, properties, update)
+        gateway = body.get("external_gateway_info")
+        if gateway:
+            resolved: dict[str, Any] = {"network_id": self._resolve("network", gateway["network"])}
+            if gateway.get("enable_snat") is not None:
+                resolved["enable_snat"] = gateway["enable_snat"]
+            if gateway.get("external_fixed_ips") is not None:
+                resolved["external_fixed_ips"] = [self._fixed_ip(item)
+                                                  for item in gateway["external_fixed_ips"]]
+            body["external_gateway_info"] = resolved
+        return body
+
+    def _fixed_ip(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        entry = {k: v for k, v in item.items() if v is not None}
+        if "subnet" in entry:
+            entry["subnet_id"] = self._resolve("subnet", entry.pop("subnet"))
+        return entry
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        outcome = super().handle_create(properties)
+        agents = _agents(properties)
+        if agents:
+            self._replace_agents(outcome.physical_id, agents)
+        return outcome
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if _agents(current.properties) != _agents(properties):
+            self._replace_agents(current.physical_id, _agents(properties))
+        return super().handle_update(current, properties)
+
+    def _replace_agents(self, router: str, agents: Sequence[str]) -> None:
+        """Heat's ``_replace_agent``: off every L3 agent hosting it, onto these."""
+        hosting = self.cloud.request(NEUTRON, "GET", f"/routers/{router}/l3-agents")
+        for agent in hosting.get("agents") or []:
+            self.cloud.request(NEUTRON, "DELETE", f"/agents/{agent['id']}/l3-routers/{router}")
+        for agent_id in agents:
+            self.cloud.request(NEUTRON, "POST", f"/agents/{agent_id}/l3-routers", {"router_id": router})
+
+
+def _agents(properties: Mapping[str, Any]) -> list[str]:
+    """Heat's ADD rule: the hidden ``l3_agent_id`` is one of ``l3_agent_ids``."""
+    agents = list(properties.get("l3_agent_ids") or [])
+    return agents or ([properties["l3_agent_id"]] if properties.get("l3_agent_id") else [])
+
+
+@register
+class RouterInterface(NeutronResource):
+    """OS::Neutron::RouterInterface: a router's interface on a subnet or a port; its
+    id is Heat's ``<router id>:subnet_id=<subnet id>`` (or ``port_id=``).  Any change
+    replaces it."""
+
+    type_name = "OS::Neutron::RouterInterface"
+    kind = NEUTRON_KINDS["router"]
+    entity = "router"
+    properties_schema = properties_from_facade(type_name, {})
+    attributes_schema = attributes_from_facade(type_name, {})
+    custom_constraints = {"router": "neutron.router", "subnet": "neutron.subnet",
+                          "port": "neutron.port"}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        super().validate(properties)
+        where = f"resources.{self.name}"
+        subnet, port = properties.get("subnet") is not None, properties.get("port") is not None
+        if subnet and port:
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "subnet, port.", where)
+        if not subnet and not port:
+            raise self.refuse("At least one of the following properties must be specified: "
+                              "subnet, port.", where)
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        router = self._resolve("router", properties["router"])
+        key, kind = ("subnet_id", "subnet") if properties.get("subnet") else ("port_id", "port")
+        value = self._resolve(kind, properties[kind])
+        ident = f"{router}:{key}={value}"
+        self.runtime.claim_physical_id(self.name, ident)
+        self.cloud.request(NEUTRON, "PUT", f"/routers/{router}/add_router_interface", {key: value})
+        return Outcome(ident)
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if not current.physical_id:
+            return
+        router, key, value = _interface(current.physical_id)
+        try:
+            self.cloud.request(NEUTRON, "PUT", f"/routers/{router}/remove_router_interface",
+                               {key: value})
+        except CloudFailure as error:
+            if not error.not_found:
+                raise
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return None  # Heat's RouterInterface has nothing to show
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        if not state.physical_id:
+            return {"drifted": None, "msg": "nothing was created yet"}
+        present = self._present(state.physical_id)
+        return {"drifted": not present, "changed_keys": [],
+                **({} if present else {"msg": "the router no longer has this interface"})}
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        return bool(state.physical_id) and self._present(state.physical_id)
+
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        return True
+
+    def _present(self, ident: str) -> bool:
+        router, key, value = _interface(ident)
+        ports = self.cloud.request(NEUTRON, "GET", "/ports", params={"device_id": router})
+        for port in ports.get("ports") or []:
+            if key == "port_id" and port["id"] == value:
+                return True
+            if key == "subnet_id" and any(ip.get("subnet_id") == value for ip in port.get("fixed_ips") or []):
+                return True
+        return False
+
+
+def _interface(ident: str) -> tuple[str, str, str]:
+    """Heat's id of an interface, ``<router>:subnet_id=<subnet>`` (an old
+    ``<router>:<subnet>`` too), as its parts."""
+    tokens = ident.replace("=", ":").split(":")
+    if len(tokens) == 2:
+        tokens.insert(1, "subnet_id")
+    router, key, value = tokens
+    return router, key, value

@@ -51,7 +51,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.propertie
 )
 
 NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
-          "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule")
+          "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule", "OS::Neutron::Router",
+          "OS::Neutron::RouterInterface")
 # Heat 27's update_allowed properties (heat/engine/resources/openstack/neutron/*.py).
 UPDATE_ALLOWED = {
     "OS::Neutron::Net": {"name", "value_specs", "admin_state_up", "shared", "dhcp_agent_ids",
@@ -64,6 +65,9 @@ UPDATE_ALLOWED = {
                           "qos_policy", "propagate_uplink_status", "no_fixed_ips"},
     "OS::Neutron::SecurityGroup": {"name", "description", "rules", "stateful"},
     "OS::Neutron::SecurityGroupRule": set(),
+    "OS::Neutron::Router": {"name", "external_gateway_info", "value_specs", "admin_state_up",
+                            "l3_agent_id", "l3_agent_ids", "availability_zone_hints", "tags"},
+    "OS::Neutron::RouterInterface": set(),
 }
 
 
@@ -358,6 +362,33 @@ def test_attributes_are_cached_when_the_resource_acts_as_heat_caches_them() -> N
                           data=outcome.data)
     assert net.attribute(state, "status") == "ACTIVE" and net.attribute(state, "subnets") is None
     assert net.attribute(state, "show")["subnets"] == ["s1"]
+
+
+def test_a_router_sends_its_gateway_by_id_and_an_interface_has_heats_id() -> None:
+    cloud = FakeCloud({"pub": {"id": "pub", "name": "public"}, "s1": {"id": "s1", "name": "sub"}})
+    checked = validate_properties(neutron.Router, {"external_gateway_info": {"network": "public"}},
+                                  "resources.r.properties")
+    neutron.Router("r", FakeRuntime(cloud)).handle_create(checked)
+    assert cloud.writes()[0][2]["router"]["external_gateway_info"] == {"network_id": "pub"}
+    interface = validate_properties(neutron.RouterInterface, {"router": "id-2", "subnet": "sub"},
+                                    "resources.i.properties")
+    cloud.items["id-2"]["name"] = "id-2"
+    outcome = neutron.RouterInterface("i", FakeRuntime(cloud)).handle_create(interface)
+    assert outcome.physical_id == "id-2:subnet_id=s1"
+    assert cloud.writes()[-1] == ("PUT", "/routers/id-2/add_router_interface", {"subnet_id": "s1"})
+    assert neutron._interface("r1:s1") == ("r1", "subnet_id", "s1")  # Heat's old ids
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"router": "r", "subnet": "s", "port": "p"},
+     "Cannot define the following properties at the same time: subnet, port."),
+    ({"router": "r"}, "At least one of the following properties must be specified: subnet, port."),
+])
+def test_a_router_interface_is_validated_as_heat_validates_it(values: dict[str, Any], message: str) -> None:
+    checked = validate_properties(neutron.RouterInterface, values, "resources.i.properties")
+    with pytest.raises(StackValidationFailed) as raised:
+        neutron.RouterInterface("i", FakeRuntime(FakeCloud())).validate(checked)
+    assert raised.value.message == message
 
 
 def test_tags_are_set_with_their_own_call() -> None:
