@@ -504,3 +504,61 @@ def test_a_router_with_its_gateway_and_two_interfaces(stacks: Any, member: Any) 
 
     assert not stacks(name, "", state="absent").get("failed")
     assert member.network.find_router(router.id) is None and member.network.find_network(physical["net"]) is None
+
+
+FLOATING = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      public: {type: string}
+      on_second: {type: boolean, default: false}
+    conditions:
+      second: {get_param: on_second}
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.70.0.0/24}
+      router:
+        type: OS::Neutron::Router
+        properties: {external_gateway_info: {network: {get_param: public}}}
+      interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+      first:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: subnet}}]}
+      second:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: subnet}}]}
+      fip:
+        # No depends_on: Heat makes a floating IP wait for the router interface on
+        # its port's subnet.
+        type: OS::Neutron::FloatingIP
+        properties:
+          floating_network: {get_param: public}   # by id: the provider template failed on it
+          port_id: {if: [second, {get_resource: second}, {get_resource: first}]}
+    outputs:
+      fip_id: {value: {get_resource: fip}}
+      address: {value: {get_attr: [fip, floating_ip_address]}}
+      port: {value: {get_attr: [fip, port_id]}}
+"""
+
+
+def test_a_floating_ip_on_an_external_network_given_by_id_moves_in_place(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    public = member.network.find_network("public").id
+    made = stacks(name, FLOATING, parameters={"public": public})
+    assert not made.get("failed"), made.get("msg")
+    physical, outputs = ids(made), made["outputs"]
+    floating = member.network.get_ip(outputs["fip_id"])
+    assert floating.floating_network_id == public and floating.port_id == physical["first"]
+    assert outputs["address"] == floating.floating_ip_address and outputs["port"] == physical["first"]
+
+    moved = stacks(name, FLOATING, parameters={"public": public, "on_second": True})
+    assert not moved.get("failed"), moved.get("msg")
+    assert ids(moved)["fip"] == floating.id  # the same address, on the other port
+    assert member.network.get_ip(floating.id).port_id == physical["second"]
+    assert moved["outputs"]["port"] == physical["second"]
+    assert not stacks(name, "", state="absent").get("failed")
+    assert member.network.find_ip(floating.id) is None

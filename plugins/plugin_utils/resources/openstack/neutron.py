@@ -925,3 +925,49 @@ def _interface(ident: str) -> tuple[str, str, str]:
         tokens.insert(1, "subnet_id")
     router, key, value = tokens
     return router, key, value
+
+
+# -- OS::Neutron::FloatingIP ------------------------------------------------------------------
+
+@register
+class FloatingIP(NeutronResource):
+    """OS::Neutron::FloatingIP: an address of an external network (given by name or
+    id), on a port or not."""
+
+    type_name = "OS::Neutron::FloatingIP"
+    kind = NeutronKind("floatingip", "/floatingips", "floatingips")
+    entity = "floatingip"
+    properties_schema = properties_from_facade(type_name, {
+        "value_specs": {"default": {}},
+        "port_id": {"update_allowed": True},
+        "fixed_ip_address": {"update_allowed": True},
+        "dns_name": {"update_allowed": True},
+        "dns_domain": {"update_allowed": True},
+    })
+    attributes_schema = attributes_from_facade(type_name, {})
+    # Heat's CACHE_NONE: where the address points now.
+    live_attributes = frozenset({"port_id", "fixed_ip_address"})
+    custom_constraints = {"floating_network": "neutron.network", "floating_subnet": "neutron.subnet",
+                          "port_id": "neutron.port"}
+    sent_as = {"floating_network": ("floating_network_id", "network"),
+               "floating_subnet": ("subnet_id", "subnet")}
+    compared = ("port_id", "fixed_ip_address")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        super().validate(properties)
+        if properties.get("port_id") is None and properties.get("fixed_ip_address") is not None:
+            raise self.refuse("fixed_ip_address cannot be specified without port_id.",
+                              f"resources.{self.name}")
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's: the association (port and fixed address) is sent whole; the DNS
+        properties, update_allowed in Heat's schema, are not sent (as in Heat)."""
+        live = self._show(current.physical_id)
+        if live is None:
+            raise self.fail(f"The floatingip {current.physical_id} could not be found", "NotFound")
+        changed = changed_properties(current.properties, properties, live, self.compared)
+        if "port_id" in changed or "fixed_ip_address" in changed:
+            association = {"port_id": properties.get("port_id"),
+                           "fixed_ip_address": properties.get("fixed_ip_address")}
+            live = self._call("PUT", f"/{current.physical_id}", {self.entity: association})[self.entity]
+        return Outcome(current.physical_id, self._cached(live))

@@ -52,7 +52,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.propertie
 
 NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
           "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule", "OS::Neutron::Router",
-          "OS::Neutron::RouterInterface")
+          "OS::Neutron::RouterInterface", "OS::Neutron::FloatingIP")
 # Heat 27's update_allowed properties (heat/engine/resources/openstack/neutron/*.py).
 UPDATE_ALLOWED = {
     "OS::Neutron::Net": {"name", "value_specs", "admin_state_up", "shared", "dhcp_agent_ids",
@@ -68,6 +68,7 @@ UPDATE_ALLOWED = {
     "OS::Neutron::Router": {"name", "external_gateway_info", "value_specs", "admin_state_up",
                             "l3_agent_id", "l3_agent_ids", "availability_zone_hints", "tags"},
     "OS::Neutron::RouterInterface": set(),
+    "OS::Neutron::FloatingIP": {"port_id", "fixed_ip_address", "dns_name", "dns_domain"},
 }
 
 
@@ -389,6 +390,21 @@ def test_a_router_interface_is_validated_as_heat_validates_it(values: dict[str, 
     with pytest.raises(StackValidationFailed) as raised:
         neutron.RouterInterface("i", FakeRuntime(FakeCloud())).validate(checked)
     assert raised.value.message == message
+
+
+def test_a_floating_ip_takes_its_network_by_id_and_sends_its_association_whole() -> None:
+    network = "0f4ab1c2-0000-4000-8000-00000000000a"
+    cloud = FakeCloud()
+    checked = validate_properties(neutron.FloatingIP, {"floating_network": network},
+                                  "resources.f.properties")
+    outcome = neutron.FloatingIP("f", FakeRuntime(cloud)).handle_create(checked)
+    assert cloud.writes() == [("POST", "/floatingips", {"floatingip": {"floating_network_id": network}})]
+    cloud.items[outcome.physical_id].update(port_id=None, fixed_ip_address=None)
+    state = ResourceState("f", "OS::Neutron::FloatingIP", "CREATE", physical_id=outcome.physical_id,
+                          properties=checked)
+    neutron.FloatingIP("f", FakeRuntime(cloud)).handle_update(state, {**checked, "port_id": "p1"})
+    assert cloud.writes()[-1] == ("PUT", f"/floatingips/{outcome.physical_id}",
+                                  {"floatingip": {"port_id": "p1", "fixed_ip_address": None}})
 
 
 def test_tags_are_set_with_their_own_call() -> None:
