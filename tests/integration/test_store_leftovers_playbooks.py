@@ -54,6 +54,7 @@ def test_what_killed_jobs_left_is_removed_by_the_next_run(run_tasks, store_url: 
                                                        "type": "OS::Heat::None"}}}))
     run = run_tasks([{"hotplay.stacks.stack_adopt": {"abandon_file": str(abandon)}, "register": "adopted"}],
                     env={"TMPDIR": str(tmp)})
+    assert "adopted" in run.results, run.stdout + run.stderr
     assert run.results["adopted"]["stack_status"] == "ADOPT_COMPLETE", run.results["adopted"].get("msg")
     assert not scratch.exists() and not build.exists()
     assert [p.name for p in tmp.iterdir() if p.name.startswith("hotplay-adopt-")] == []
