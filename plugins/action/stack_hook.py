@@ -26,6 +26,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "hook": {"type": "list", "elements": "str", "choices": list(HOOK_TYPES), "default": []},
     "store": {"type": "str"},
     "store_key": STORE_KEY_OPTION,
+    # Not used here: accepted so that module_defaults can set cloud once for the
+    # whole action group (Ansible gives a group's defaults to each of its actions).
+    "cloud": {"type": "str"},
 }
 
 

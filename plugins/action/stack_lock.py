@@ -21,6 +21,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "reason": {"type": "str", "default": ""},
     "store": {"type": "str"},
     "store_key": STORE_KEY_OPTION,
+    # Not used here: accepted so that module_defaults can set cloud once for the
+    # whole action group (Ansible gives a group's defaults to each of its actions).
+    "cloud": {"type": "str"},
 }
 
 

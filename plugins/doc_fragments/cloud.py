@@ -27,3 +27,14 @@ options:
         stack has such resources.
     type: str
 """
+
+    # The stack actions that never reach a cloud: the option is there for the group.
+    UNUSED = r"""
+options:
+  cloud:
+    description:
+      - Not used by this action. Accepted so that C(module_defaults) can set
+        O(hotplay.stacks.stack#module:cloud) once for every action of the group
+        C(group/hotplay.stacks.stacks).
+    type: str
+"""

@@ -55,6 +55,7 @@ options:
     default: ""
 extends_documentation_fragment:
   - hotplay.stacks.store
+  - hotplay.stacks.cloud.unused
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.actiongroup_stacks
   - hotplay.stacks.attributes.controller
