@@ -89,4 +89,3 @@ class ActionModule(StackAction):
                 raise HotplayError("compare_revisions takes two revision numbers")
             shown["revision_diff"] = revision_diff(store, args["name"], compare[0], compare[1])
         return shown
-

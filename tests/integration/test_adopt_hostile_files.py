@@ -42,8 +42,8 @@ def adopt_and_list(run_tasks, store_url: str, path: Path, name: str, **options: 
     ], name=name, env={"HOTPLAY_STORE": store_url, "HOTPLAY_STORE_KEY": "a key worth stealing"})
 
 
-def test_a_module_resource_in_the_abandon_files_template_is_refused(run_tasks, store_url: str,
-                                                                     tmp_path: Path) -> None:
+def test_a_module_resource_in_the_abandon_files_template_is_refused(
+        run_tasks, store_url: str, tmp_path: Path) -> None:
     stolen = tmp_path / "stolen"
     template = {"heat_template_version": "2018-08-31", "resources": {"x": steal(stolen)}}
     path = tmp_path / "web.json"
@@ -59,8 +59,8 @@ def test_a_module_resource_in_the_abandon_files_template_is_refused(run_tasks, s
     assert run.results["listed"]["stacks"] == [] and "Traceback" not in run.stdout
 
 
-def test_a_module_resource_in_a_provider_template_of_the_files_is_refused(run_tasks, store_url: str,
-                                                                           tmp_path: Path) -> None:
+def test_a_module_resource_in_a_provider_template_of_the_files_is_refused(
+        run_tasks, store_url: str, tmp_path: Path) -> None:
     stolen = tmp_path / "stolen"
     provider = {"heat_template_version": "2018-08-31", "resources": {"run": steal(stolen)}}
     template = {"heat_template_version": "2018-08-31", "resources": {"server": {"type": "OS::Nova::Server"}}}

@@ -60,7 +60,7 @@ def probe_template() -> str:
                                               "args": {"label": f"p{i}"}, "delete_args": None}}
                  for i in range(RESOURCES)}
     outputs = {key: {"value": {"list_join": [",", [{"get_attr": [f"probe{i}", key]}
-                                                    for i in range(RESOURCES)]]}}
+                                                   for i in range(RESOURCES)]]}}
                for key in ("threads", "pid")}
     # list_join of numbers needs strings: str_replace makes them text.
     for output in outputs.values():

@@ -21,8 +21,8 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
 from pg_backends import pg_server, pg_url  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
 
 
-def test_module_resources_under_load_fail_nothing_warn_nothing_lose_nothing(tmp_path: Path,
-                                                                              pg_url: str) -> None:
+def test_module_resources_under_load_fail_nothing_warn_nothing_lose_nothing(
+        tmp_path: Path, pg_url: str) -> None:
     runs = int(os.environ.get("HOTPLAY_STRESS_RUNS", "3"))
     count = int(os.environ.get("HOTPLAY_STRESS_RESOURCES", "40"))
     lines: list[str] = []

@@ -161,8 +161,8 @@ def test_a_nested_stack_name_with_control_characters_is_refused() -> None:
                              "control characters: no stack of Heat has such a name")
 
 
-def test_an_adoption_from_the_files_own_template_reaches_no_host(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_adoption_from_the_files_own_template_reaches_no_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Were a module resource to get past the type check (a type computed by a
     function, say), it would find no host: the definition is the file's."""
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.language import abandon

@@ -151,8 +151,8 @@ def test_the_real_thing_must_be_the_one_heat_has(store, hosts, tmp_path: Path) -
     assert store.list_stacks() == []
 
 
-def test_a_module_without_check_mode_is_not_run_for_real(store, hosts, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_module_without_check_mode_is_not_run_for_real(
+        store, hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """It cannot say whether it would change the thing, and an adoption changes nothing:
     it runs in check mode only, and the resource is recorded as the template says, with
     Heat's id and no attributes (openstack.cloud.network has no check mode).  The same

@@ -109,9 +109,9 @@ def test_a_rollback_and_an_adoption_refuse_them_too(store, tmp_path: Path) -> No
     apply_stack(store, ApplyRequest(name="s", **inputs(tmp_path)), "test")
     with pytest.raises(StackValidationFailed, match="Parameter 'p' is invalid: its value is larger"):
         rollback_stack(store, RollbackRequest(name="s", revision=1, parameters={"p": TOO_LARGE}), "test")
-    data = {"name": "web", "id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "template": {
-                "heat_template_version": "2018-08-31", "parameters": {"p": {"type": "string"}},
-                "resources": {}},
+    template = {"heat_template_version": "2018-08-31", "parameters": {"p": {"type": "string"}},
+                "resources": {}}
+    data = {"name": "web", "id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "template": template,
             "environment": {"parameters": {"p": TOO_LARGE}}, "resources": {}}
     with pytest.raises(StackValidationFailed, match="the environment's parameters"):
         adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json"), "test")
