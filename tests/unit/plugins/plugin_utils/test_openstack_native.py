@@ -465,7 +465,7 @@ def test_a_constraint_fails_with_heats_property_error() -> None:
 
 def test_a_value_is_looked_up_once_per_run() -> None:
     cloud = FakeCloud({"n1": {"id": "n1", "name": "private"}})
-    for _ in range(3):
+    for _ask in range(3):
         check_custom_constraint(cloud, "neutron.network", "private",  # type: ignore[arg-type]
                                 "resources.s.properties.network")
     assert len(cloud.sent) == 1
@@ -480,7 +480,7 @@ def test_a_session_computes_a_lookup_once_for_many_askers_at_once() -> None:
         time.sleep(0.05)
         return "id"
 
-    threads = [threading.Thread(target=session.remember, args=(("k",), compute)) for _ in range(10)]
+    threads = [threading.Thread(target=session.remember, args=(("k",), compute)) for _asker in range(10)]
     for thread in threads:
         thread.start()
     for thread in threads:
