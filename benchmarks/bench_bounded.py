@@ -149,7 +149,7 @@ def per_check(check: Callable[[int], Any], count: int, threads: int, start: int)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--n", type=int, default=200, help="checks per figure")
     parser.add_argument("--threads", type=int, default=32)
     args = parser.parse_args()

@@ -103,7 +103,7 @@ def template(count: int, hosts: list[str]) -> dict[str, Any]:
 @contextlib.contextmanager
 def cpu_hogs(count: int) -> Iterator[None]:
     """``count`` processes that spin, so the load stays well above the cores."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _hog in range(count)]
     try:
         yield
     finally:

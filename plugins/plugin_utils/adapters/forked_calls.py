@@ -135,12 +135,12 @@ def _serve_forever(control: socket.socket, serve: Callable[[Any], Any],
 def _requests(control: socket.socket, children: set[int]) -> Iterator[int]:
     """The channel of each call, until the job closes its end (or dies)."""
     while True:
-        ready, _, _ = select.select([control], [], [], _REAP_SECONDS)
+        ready = select.select([control], [], [], _REAP_SECONDS)[0]
         _reap(children)
         if not ready:
             continue
         try:
-            message, channels, _, _ = socket.recv_fds(control, 16, 1)
+            message, channels = socket.recv_fds(control, 16, 1)[:2]
         except OSError:
             return
         if not message:

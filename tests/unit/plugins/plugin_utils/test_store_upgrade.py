@@ -154,7 +154,7 @@ def test_runs_opening_an_old_store_at_once_upgrade_it_once(old_store):
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     start = time.time() + 2  # after every interpreter has started
     runs = [subprocess.Popen([sys.executable, "-c", OPEN_AT_ONCE, old_store, str(start)], env=environment,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _job in range(6)]
     outcomes = [run.communicate(timeout=120) for run in runs]
     assert [(run.returncode, out, err) for run, (out, err) in zip(runs, outcomes)] == \
         [(0, f"{SCHEMA_VERSION}\n", "")] * len(runs)
