@@ -175,11 +175,10 @@ def store_problems(store_url: str, version: int, read: Callable[[str], str | Non
 class Campaign:
     """One stack per backend, applied ``runs`` times, then deleted."""
 
-    def __init__(self, folder: Path, count: int, hosts: Any | None, report: Callable[[str], None]) -> None:
+    def __init__(self, folder: Path, count: int, hosts: Any | None) -> None:
         self.folder = folder
         self.count = count
         self.hosts = hosts
-        self.report = report
         self.local_root = folder / "files"
         self.local_root.mkdir(parents=True, exist_ok=True)
         names = hosts.names if hosts else []
@@ -228,7 +227,7 @@ def run_campaign(runs: int, count: int, backends: dict[str, str], folder: Path, 
     results: list[RunResult] = []
     with cpu_hogs(hogs):
         for backend, store in backends.items():
-            campaign = Campaign(folder / backend, count, hosts, report)
+            campaign = Campaign(folder / backend, count, hosts)
             for number in range(1, runs + 1):
                 last = number == runs
                 result = campaign.apply(backend, store, number, number, "absent" if last else "present")
