@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import run_playbook
@@ -36,9 +40,19 @@ def killed_adoption_scratch(tmp: Path) -> Path:
     return left
 
 
-def test_what_killed_jobs_left_is_removed_by_the_next_run(run_tasks, store_url: str, tmp_path: Path) -> None:
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A TMPDIR with a short path: ansible-core puts its controller's RPC socket there,
+    and a socket path beyond 107 bytes (pytest's tmp_path can make one) cannot be bound,
+    which ansible-playbook reports as "Local RPC server did not start"."""
+    made = Path(tempfile.mkdtemp(prefix="hp-"))
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+def test_what_killed_jobs_left_is_removed_by_the_next_run(run_tasks, store_url: str, tmp_path: Path,
+                                                          short_tmp: Path) -> None:
+    tmp = short_tmp
     scratch = killed_adoption_scratch(tmp)
     store = Path(store_url[len("sqlite:///"):])
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
