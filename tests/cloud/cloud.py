@@ -253,7 +253,10 @@ def write_configs(cloud: Cloud) -> None:
             "DEFAULT": {**common(cloud, "cinder"), "auth_strategy": "keystone",
                         "api_paste_config": cloud.etc / "cinder/api-paste.ini",
                         "my_ip": HOST, "enabled_backends": "fake",
-                        "glance_api_servers": cloud.url("glance")},
+                        "glance_api_servers": cloud.url("glance"),
+                        # As a deployment installs it: without the file, a project
+                        # member's list of volumes by name is refused.
+                        "resource_query_filters_file": cloud.etc / "cinder/resource_filters.json"},
             # Cinder's own functional tests' back end: no block device, no iSCSI.
             "fake": {"volume_driver": "cinder.tests.fake_driver.FakeLoggingVolumeDriver",
                      "volume_backend_name": "fake"},
@@ -269,6 +272,7 @@ def write_configs(cloud: Cloud) -> None:
         target.write_text(ini(sections))
     for service in ("nova", "neutron", "cinder"):
         shutil.copy(VENV.parent / f"etc/{service}/api-paste.ini", cloud.etc / service)
+    shutil.copy(VENV.parent / "etc/cinder/resource_filters.json", cloud.etc / "cinder")
     shutil.copy(VENV.parent / "etc/glance/glance-api-paste.ini", cloud.etc / "glance")
 
 

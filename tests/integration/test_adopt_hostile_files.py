@@ -107,3 +107,51 @@ def test_a_module_that_cannot_check_is_not_run_for_real(run_tasks, store_url: st
     assert not touched.exists()
     ids = {r["name"]: r["physical_id"] for r in adopted["resources"]}
     assert ids["thing/run"] == "web-thing-x"
+
+
+IDENTIFIED_PROVIDER = """\
+    heat_template_version: 2018-08-31
+    resources:
+      run:
+        type: Hotplay::Ansible::Module
+        properties:
+          module: ansible.builtin.shell
+          args: {{cmd: "touch {target}"}}
+    outputs:
+      OS::stack_id:
+        value: {{get_attr: [run, result, stdout]}}
+    """
+
+
+def test_a_provider_adopted_without_its_module_run_keeps_heat_s_id_through_updates(
+        run_tasks, store_url: str, tmp_path: Path) -> None:
+    """The provider's module did not run on adoption, so its template has no id: what
+    other resources get from it is Heat's id, at adoption and in every apply after
+    (an update of the nested stack does not lose it)."""
+    touched = tmp_path / "touched"
+    write_template(tmp_path, "thing.yaml", IDENTIFIED_PROVIDER.format(target=touched))
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"thing": {"type": "OS::Heat::None"},
+                              "user": {"type": "OS::Heat::Value", "properties": {"value": {"get_resource": "thing"}}}},
+                "outputs": {"thing_id": {"value": {"get_attr": ["user", "value"]}}}}
+    main = tmp_path / "main.yaml"
+    main.write_text(json.dumps(template))
+    environment = tmp_path / "env.yaml"
+    environment.write_text("resource_registry:\n  OS::Heat::None: thing.yaml\n")
+    path = tmp_path / "web.json"
+    data = abandon(template, {"thing": "OS::Heat::None", "user": "OS::Heat::Value"})
+    data["resources"]["user"]["resource_data"] = {"value": "web-thing-x"}
+    path.write_text(json.dumps(data))
+    apply = {"name": "web", "template": str(main), "environment": [str(environment)]}
+    run = run_tasks([
+        {"hotplay.stacks.stack_adopt": {"abandon_file": str(path), "template": str(main),
+                                        "environment": [str(environment)]}, "register": "adopted"},
+        {"hotplay.stacks.stack": apply, "register": "again"},
+        {"hotplay.stacks.stack": apply, "register": "third"},
+    ], name="keeps_id", env={"HOTPLAY_STORE": store_url})
+    results = run.results
+    assert results["adopted"]["stack_status"] == "ADOPT_COMPLETE", results["adopted"].get("msg")
+    for step in ("again", "third"):
+        assert results[step]["stack_status"] in ("UPDATE_COMPLETE", "ADOPT_COMPLETE"), results[step].get("msg")
+        assert results[step]["outputs"]["thing_id"] == "web-thing-x", step
+    assert not touched.exists()

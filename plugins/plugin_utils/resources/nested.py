@@ -235,6 +235,13 @@ class TemplateResource(NestedStackResource):
         files = self.runtime.files
         return TemplateSource(self.template_key, self._template_data(), dict(files))
 
+    def extra_data(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        # Heat's id of an adopted thing stays the reference until the template gives
+        # one (its module, not run on adoption, runs once a property changes).
+        if self.current is not None and self.current.data.get(ADOPTED_ID):
+            return {ADOPTED_ID: self.current.data[ADOPTED_ID]}
+        return {}
+
     # -- adoption of a resource Heat made itself ------------------------------------------
     def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
         """Heat's own resource (``OS::Nova::Server``: no nested stack in Heat) that the
