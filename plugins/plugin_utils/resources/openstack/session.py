@@ -146,14 +146,19 @@ class CloudSession:
 
     # -- calls ------------------------------------------------------------------------------
     def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
-                params: Mapping[str, Any] | list[tuple[str, str]] | None = None) -> Any:
+                params: Mapping[str, Any] | list[tuple[str, str]] | None = None,
+                microversion: str | None = None) -> Any:
         """One API call: the JSON answered (None for an empty answer); raises
-        ``CloudFailure`` with the service's message for an error answer."""
+        ``CloudFailure`` with the service's message for an error answer.
+        ``microversion``: the API microversion asked for (Nova's, Cinder's), per
+        call, so one type's choice never changes another's answers."""
         proxy = self._proxy(service)
+        extra = {"microversion": microversion} if microversion else {}
         with self._slots:
             self.calls[f"{method} {service}"] += 1
             try:
-                response = proxy.request(path, method, json=body, params=params, raise_exc=False)
+                response = proxy.request(path, method, json=body, params=params, raise_exc=False,
+                                         **extra)
             except Exception as failure:  # noqa: BLE001 - keystoneauth's connection errors
                 raise CloudFailure(f"{method} {path}: {_without_secrets(failure)}") from None
         if response.status_code >= 400:
