@@ -184,10 +184,6 @@ def heat_stacks(heat_client: Any) -> Any:
             pass  # the test says what failed; this only tidies the cloud
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known regression (issue 28 item 1, closing note of 2026-11-27): openstack.cloud.network has "
-    "no check mode, so adoption no longer runs it for real; the adopted provider then has no "
-    "OS::stack_id output and the subnet's get_resource gives the nested stack's ARN"))
 def test_heat_openstack_stack_adopted_managed_and_given_back(
         tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], conn: Any, heat_stacks: Any) -> None:
     name = f"a{uuid.uuid4().hex[:8]}"

@@ -130,9 +130,11 @@ def test_a_provider_adopted_without_its_module_run_keeps_heat_s_id_through_updat
     (an update of the nested stack does not lose it)."""
     touched = tmp_path / "touched"
     write_template(tmp_path, "thing.yaml", IDENTIFIED_PROVIDER.format(target=touched))
+    user = {"list_join": ["/", [{"get_resource": "thing"}, {"get_param": "suffix"}]]}
     template = {"heat_template_version": "2018-08-31",
+                "parameters": {"suffix": {"type": "string", "default": "a"}},
                 "resources": {"thing": {"type": "OS::Heat::None"},
-                              "user": {"type": "OS::Heat::Value", "properties": {"value": {"get_resource": "thing"}}}},
+                              "user": {"type": "OS::Heat::Value", "properties": {"value": user}}},
                 "outputs": {"thing_id": {"value": {"get_attr": ["user", "value"]}}}}
     main = tmp_path / "main.yaml"
     main.write_text(json.dumps(template))
@@ -140,18 +142,20 @@ def test_a_provider_adopted_without_its_module_run_keeps_heat_s_id_through_updat
     environment.write_text("resource_registry:\n  OS::Heat::None: thing.yaml\n")
     path = tmp_path / "web.json"
     data = abandon(template, {"thing": "OS::Heat::None", "user": "OS::Heat::Value"})
-    data["resources"]["user"]["resource_data"] = {"value": "web-thing-x"}
+    data["resources"]["user"]["resource_data"] = {"value": "web-thing-x/a"}
     path.write_text(json.dumps(data))
     apply = {"name": "web", "template": str(main), "environment": [str(environment)]}
     run = run_tasks([
         {"hotplay.stacks.stack_adopt": {"abandon_file": str(path), "template": str(main),
                                         "environment": [str(environment)]}, "register": "adopted"},
         {"hotplay.stacks.stack": apply, "register": "again"},
-        {"hotplay.stacks.stack": apply, "register": "third"},
+        {"hotplay.stacks.stack": {**apply, "parameters": {"suffix": "b"}}, "register": "updated"},
+        {"hotplay.stacks.stack": {**apply, "parameters": {"suffix": "c"}}, "register": "third"},
     ], name="keeps_id", env={"HOTPLAY_STORE": store_url})
     results = run.results
-    assert results["adopted"]["stack_status"] == "ADOPT_COMPLETE", results["adopted"].get("msg")
-    for step in ("again", "third"):
-        assert results[step]["stack_status"] in ("UPDATE_COMPLETE", "ADOPT_COMPLETE"), results[step].get("msg")
-        assert results[step]["outputs"]["thing_id"] == "web-thing-x", step
+    assert results["adopted"]["outputs"]["thing_id"] == "web-thing-x/a", results["adopted"].get("msg")
+    assert results["again"]["changed"] is False, results["again"].get("msg")
+    for step, suffix in (("updated", "b"), ("third", "c")):
+        assert results[step]["stack_status"] == "UPDATE_COMPLETE", results[step].get("msg")
+        assert results[step]["outputs"]["thing_id"] == f"web-thing-x/{suffix}", step
     assert not touched.exists()
