@@ -714,7 +714,9 @@ class Digest(HeatFunction):
         # SHAKE digests have no fixed length: hexdigest() would need one.
         algorithms = sorted(a for a in hashlib.algorithms_available if not a.startswith("shake"))
         if args[0].lower() not in algorithms:
-            raise self.fail(f"Algorithm must be one of {algorithms}")
+            # Heat names only the allowed ones; the one given is what the user must fix.
+            raise self.fail(f'Unknown algorithm "{args[0]}": Algorithm must be one of '
+                            f'{", ".join(algorithms)}')
         try:
             digest = hashlib.new(args[0])
             # Heat: functions.py Digest hashes the latin-1 encoding of the value.
