@@ -5,6 +5,7 @@
 #   openssh-client  ssh and ssh-keygen, for the same hosts
 #   iproute2        ip and ss: the hosts' network namespaces
 #   util-linux      unshare and runuser
+#   graphviz        dot, which draws stack graphs as SVG (graph: svg)
 # As root it installs them with apt-get (`make test` runs this first).  As another user
 # it prints the command to run; the PostgreSQL tests then run the server as that user,
 # while the SSH host tests need root (network namespaces) and fail saying so.
@@ -17,6 +18,7 @@ compgen -G '/usr/lib/postgresql/*/bin/initdb' > /dev/null || command -v initdb >
 command -v ssh > /dev/null && command -v ssh-keygen > /dev/null || missing+=(openssh-client)
 command -v ip > /dev/null && command -v ss > /dev/null || missing+=(iproute2)
 command -v unshare > /dev/null && command -v runuser > /dev/null || missing+=(util-linux)
+command -v dot > /dev/null || missing+=(graphviz)
 ((${#missing[@]})) || exit 0
 
 install=(apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}")

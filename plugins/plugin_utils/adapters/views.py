@@ -15,7 +15,7 @@ from ..run.executor import Event
 from ..store.base import StackRecord, Store
 from ..store.sealed import sealed
 from ..run.hooks import pending_hooks
-from .render import GraphNode, render
+from .render import STATUS, GraphNode, render
 
 
 def describe_stack(
@@ -53,11 +53,12 @@ def describe_stack(
 
 
 def state_graph(store: Store, stack_id: str, nested_depth: int, fmt: str) -> str:
-    """The recorded dependency graph, coloured by each resource's state."""
+    """The recorded dependency graph, coloured by each resource's state; each node
+    names its full status (``CREATE_COMPLETE``, ``INIT_COMPLETE`` when not created)."""
     nodes: list[GraphNode] = []
     requires: dict[str, list[str]] = {}
     _graph_of(store, stack_id, nested_depth, "", nodes, requires)
-    return render(nodes, requires, fmt)
+    return render(nodes, requires, fmt, STATUS)
 
 
 def _graph_of(store: Store, stack_id: str, depth: int, prefix: str, nodes: list[Any],
@@ -65,7 +66,7 @@ def _graph_of(store: Store, stack_id: str, depth: int, prefix: str, nodes: list[
     for stored in store.resources(stack_id):
         state = stored.state
         path = prefix + state.name
-        nodes.append(GraphNode(path, state.type, state.status if state.action != "INIT" else "INIT"))
+        nodes.append(GraphNode(path, state.type, f"{state.action}_{state.status}"))
         requires[path] = [prefix + needed for needed in stored.requires]
         if state.nested_stack_id and depth > 0:
             _graph_of(store, state.nested_stack_id, depth - 1, f"{path}/", nodes, requires)
