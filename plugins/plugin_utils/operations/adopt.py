@@ -26,7 +26,7 @@ from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_
 from ..adapters.views import outcome_of
 from ..errors import HotplayError, StackNotFound, check_new_stack_name
 from ..language.abandon import AbandonedStack
-from ..language.environment import merge_environments, parse_environment
+from ..language.environment import EMPTY_ENVIRONMENT, merge_environments, parse_environment
 from ..language.registry import ResourceRegistry
 from ..language.template.loader import TemplateSource
 from ..model.definition import StackDefinition, StackIdentity
@@ -93,11 +93,11 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
                            "name, or delete that stack first")
     _refuse_known_id(store, request.abandoned)
     inputs, given = _inputs(request)
-    check_parameter_sizes(request.parameters, inputs.environment)
+    check_parameter_sizes(given, inputs.environment)
     if request.unmanaged != "read_only":
         refuse_unmanaged(request.abandoned, request.source, inputs.environment.registry)
     request = replace(request, abandoned=_with_real_names(request, inputs.environment.registry))
-    definition = _definition(request, inputs, given)
+    definition, given = _definition(request, inputs, given)
     keep_hidden_secrets(store, definition.parameters, request.name)
     recorded = recorded_definition(inputs, given, definition.parameters.values,
                                    definition.parameters.hidden_names())
@@ -257,47 +257,87 @@ def _given_inputs(request: AdoptRequest) -> tuple[LoadedInputs, dict[str, Any]]:
     abandoned = request.abandoned
     files = dict(abandoned.files)
     source = TemplateSource(f"{request.source}: template", dict(abandoned.template), files)
+    # Heat's parameters are recorded as the stack's parameters, as a playbook gives
+    # them (``parameters:``): the same values given again next change nothing.
+    rest, parameters = heat_environment(abandoned)
+    given = {**parameters, **request.parameters}
+    if not rest:  # nothing but Heat's empty sections: as a playbook with no environment
+        return LoadedInputs(source, EMPTY_ENVIRONMENT, files, ()), given
     name = f"{request.source}: environment"
-    environment = parse_environment(dict(abandoned.environment), name)
-    text = yaml.safe_dump(dict(abandoned.environment), sort_keys=True)
-    return LoadedInputs(source, environment, files, ((name, text),)), dict(request.parameters)
+    text = yaml.safe_dump(rest, sort_keys=True)
+    return LoadedInputs(source, parse_environment(rest, name), files, ((name, text),)), given
 
 
-def _definition(request: AdoptRequest, inputs: LoadedInputs, given: dict[str, Any]) -> StackDefinition:
+def heat_environment(abandoned: AbandonedStack) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Heat's environment without its ``parameters`` and without the empty sections
+    Heat writes in every one (``resource_registry: {resources: {}}``, ``event_sinks:
+    []``...); and those parameters."""
+    environment = dict(abandoned.environment)
+    parameters = environment.pop("parameters", None)
+    registry = environment.get("resource_registry")
+    if isinstance(registry, Mapping) and set(registry) <= {"resources"} and not registry.get("resources"):
+        environment.pop("resource_registry")
+    rest = {key: value for key, value in environment.items() if value not in ({}, [], None)}
+    return rest, dict(parameters) if isinstance(parameters, Mapping) else {}
+
+
+def _definition(request: AdoptRequest, inputs: LoadedInputs,
+                given: dict[str, Any]) -> tuple[StackDefinition, dict[str, Any]]:
+    """The stack's definition, and the parameter values recorded as given."""
     identity = StackIdentity(request.name, request.abandoned.id)
     definition = StackDefinition(inputs.source, inputs.environment, given, identity, inputs.files)
-    if request.template:
-        _refuse_other_template(request, inputs, definition)
-    return definition
+    if not request.template:
+        return definition, given
+    missing = _heat_values_missing(request, inputs, definition)
+    if not missing:
+        return definition, given
+    # Values the task left out are Heat's: the stack has them.
+    given = {**given, **missing}
+    return StackDefinition(inputs.source, inputs.environment, given, identity, inputs.files), given
 
 
-def _refuse_other_template(request: AdoptRequest, inputs: LoadedInputs,
-                           definition: StackDefinition) -> None:
+def _heat_values_missing(request: AdoptRequest, inputs: LoadedInputs,
+                         definition: StackDefinition) -> dict[str, Any]:
     """The template given must be the one Heat runs, with the same parameter
-    values: the records claim the properties the real resources have."""
+    values: the records claim the properties the real resources have.  A value that
+    differs from Heat's only because the task did not give it (the template's
+    default instead) is Heat's: those are returned, as Heat's environment has them."""
     abandoned = request.abandoned
     if dict(inputs.source.data) != dict(abandoned.template):
         raise AdoptRefused(
             f"the template {request.template} is not the one stack {abandoned.name} runs in "
             f"Heat ({request.source}): adopt with Heat's template (leave template out), then "
             "apply yours")
-    heat_inputs, _given = _inputs(AdoptRequest(request.name, abandoned, request.source,
-                                               unmanaged=request.unmanaged))
+    heat_inputs, heat_given = _inputs(AdoptRequest(request.name, abandoned, request.source,
+                                                   unmanaged=request.unmanaged))
     # Heat's template and environment, with the types mapped as the given environment
     # maps them (Heat has OS::Nova::Server itself; here it is a provider template).
     mapped = parse_environment({"resource_registry": inputs.environment.registry.as_dict()},
                                f"{request.source}: the given resource_registry")
     files = {**inputs.files, **heat_inputs.files}
     heat = StackDefinition(TemplateSource(heat_inputs.source.path, heat_inputs.source.data, files),
-                           merge_environments([heat_inputs.environment, mapped]), {},
+                           merge_environments([heat_inputs.environment, mapped]), heat_given,
                            StackIdentity(request.name, abandoned.id), files)
     ours, theirs = definition.parameters.values, heat.parameters.values
     differ = sorted(k for k in set(ours) | set(theirs)
                     if ours.get(k) != theirs.get(k) and not k.startswith("OS::"))
-    if differ:
+    written = _heat_written(abandoned)
+    environment = inputs.environment
+    refused = [k for k in differ if k in request.parameters or k not in written
+               or k in environment.parameters or k in environment.parameter_defaults]
+    if refused:
         raise AdoptRefused(
-            f"parameters {', '.join(differ)} differ from those stack {abandoned.name} has in Heat "
+            f"parameters {', '.join(refused)} differ from those stack {abandoned.name} has in Heat "
             f"({request.source}): give the values Heat has")
+    return {k: written[k] for k in differ}
+
+
+def _heat_written(abandoned: AbandonedStack) -> dict[str, Any]:
+    """The parameter values Heat's environment holds, as written there (its
+    ``parameters`` over its ``parameter_defaults``)."""
+    defaults = abandoned.environment.get("parameter_defaults")
+    return {**(dict(defaults) if isinstance(defaults, Mapping) else {}),
+            **heat_environment(abandoned)[1]}
 
 
 @contextmanager
