@@ -5,15 +5,21 @@ create), the store credential type, and the shipped playbooks' set_stats data.""
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import json
 import os
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import jinja2.meta
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from conftest import BIN, EXAMPLES, INSTALLED, REPO, store_rows, write_template
 
@@ -71,6 +77,17 @@ def test_ansible_builder_makes_the_build_context(tmp_path):
     assert "ansible-galaxy collection install" in containerfile
     assert "introspect --user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
 
+    # In the image, ansible-builder introspects the collection installed from that
+    # tarball: it must declare Graphviz and every library the plugins import.
+    installed = tmp_path / "installed" / "ansible_collections" / "hotplay" / "stacks"
+    with tarfile.open(build / "collections" / f"hotplay-stacks-{version}.tar.gz") as tarball:
+        tarball.extractall(installed, filter="data")
+    declared = _introspected(installed.parents[2])
+    assert {"graphviz [platform:rpm]", "graphviz [platform:dpkg]"} <= set(declared["system"])
+    provided = {*map(_distribution, declared["python"]), *_ansible_core_requirements()}
+    missing = {module: dist for module, dist in _imported_distributions().items() if dist not in provided}
+    assert not missing, f"imported by the plugins, not declared in requirements.txt: {missing}"
+
 
 def test_the_installed_collection_declares_its_dependencies_to_ansible_builder():
     done = subprocess.run([str(BIN / "ansible-builder"), "introspect", "--sanitize", str(INSTALLED)],
@@ -78,6 +95,44 @@ def test_the_installed_collection_declares_its_dependencies_to_ansible_builder()
     assert done.returncode == 0, done.stderr
     assert "psycopg[binary]>=3.1  # from collection hotplay.stacks" in done.stdout
     assert "sqlite-libs [platform:rpm]  # from collection hotplay.stacks" in done.stdout
+    assert "graphviz [platform:dpkg]  # from collection hotplay.stacks" in done.stdout
+
+
+def _introspected(collections: Path) -> dict[str, list[str]]:
+    """What ``ansible-builder introspect`` reads of the collections under ``collections``
+    (each entry without its ``# from collection`` comment)."""
+    done = subprocess.run([str(BIN / "ansible-builder"), "introspect", "--sanitize", str(collections)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load(done.stdout)
+    return {kind: [entry.split("  #")[0] for entry in data.get(kind) or []] for kind in ("python", "system")}
+
+
+def _distribution(requirement: str) -> str:
+    return canonicalize_name(Requirement(requirement).name)
+
+
+def _ansible_core_requirements() -> set[str]:
+    """What the EE has with ansible-core (introspect --sanitize leaves those out)."""
+    requires = importlib.metadata.requires("ansible-core") or []
+    return {"ansible-core", *(_distribution(r) for r in requires if "extra ==" not in r)}
+
+
+def _imported_distributions() -> dict[str, str]:
+    """Each third-party module the plugins import, and the distribution that has it
+    (as installed in the test venv, which has every feature's libraries)."""
+    modules: set[str] = set()
+    for source in (REPO / "plugins").rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules.add(node.module.split(".")[0])
+    third_party = modules - set(sys.stdlib_module_names) - {"ansible_collections"}
+    owners = importlib.metadata.packages_distributions()
+    unknown = sorted(module for module in third_party if module not in owners)
+    assert not unknown, f"imported by the plugins, not installed in the test venv: {unknown}"
+    return {module: canonicalize_name(owners[module][0]) for module in sorted(third_party)}
 
 
 # -- the credential type --------------------------------------------------------------
