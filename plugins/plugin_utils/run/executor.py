@@ -702,6 +702,9 @@ class StackRun:
             restored = replace(old, action="ROLLBACK", status="COMPLETE",
                                status_reason="state changed")
             self.save(restored, "state changed")
+            restore = getattr(handler, "restore_prev_rsrc", None)
+            if restore is not None:  # Heat's: what the replacement took goes back
+                self._guard(lambda: restore(old, record), defn.name, "ROLLBACK")
             self.options.report.note_restored(path)
             return True
         return False
@@ -873,11 +876,28 @@ class StackRun:
         if retired:
             keep = _later(self.options.keep_replaced)
             self.store.retire_resource(self.stack.id, defn.name, self.options.revision, keep)
+            self._prepare_for_replace(defn, handler, record)
         self._create(defn, handler, properties)
         if not retired:
             # Nothing was made (a failed create): Heat deletes its row all the same.
             self.event(defn.name, "DELETE", "IN_PROGRESS", "state changed")
             self.event(defn.name, "DELETE", "COMPLETE", "state changed")
+
+    def _prepare_for_replace(self, defn: ResourceDefinition, handler: Resource,
+                             record: ResourceState) -> None:
+        """Heat's ``prepare_for_replace``: the old resource lets go of what its
+        replacement takes (a server's pre-made ports, a key pair's name).  A failure
+        is the replacement's CREATE failure."""
+        prepare = getattr(handler, "prepare_for_replace", None)
+        if prepare is None or not record.physical_id:
+            return
+        try:
+            self._guard(lambda: prepare(record), defn.name, "CREATE")
+        except _Failed as failure:
+            state = replace(self._new_state(defn, "CREATE", "FAILED"), properties=record.properties,
+                            status_reason=failure.reason)
+            self.save(state, failure.reason, durable=False)
+            raise
 
     def _adopt(self, defn: ResourceDefinition, record: ResourceState | None) -> None:
         """``external_id``: record the existing resource; never create or delete it."""
