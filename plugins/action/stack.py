@@ -20,7 +20,9 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine i
     apply_stack,
     delete_stack,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.results import RETURN_RESOURCES, bad_sizes, trimmed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.hooks import HOOK_TYPES
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.walk import DEFAULT_WORKERS
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import FORMATS
 
 
@@ -28,6 +30,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "name": {"type": "str", "required": True},
     "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
     "template": {"type": "path"},
+    "template_body": {"type": "raw"},
     "environment": {"type": "list", "elements": "path", "default": []},
     "parameters": {"type": "dict", "default": {}},
     "existing": {"type": "bool", "default": False},
@@ -54,7 +57,13 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "lock_timeout": {"type": "int", "default": 0},
     "file_roots": {"type": "list", "elements": "path", "default": []},
     "cloud": {"type": "str"},
+    "tags": {"type": "list", "elements": "str"},
+    "deletion_protection": {"type": "bool"},
+    "parallelism": {"type": "int", "default": DEFAULT_WORKERS},
+    "return_resources": {"type": "str", "choices": list(RETURN_RESOURCES), "default": "all"},
+    "events_limit": {"type": "int"},
 }
+MUTUALLY_EXCLUSIVE = [("template", "template_body")]
 
 
 class ActionModule(StackAction):
@@ -63,18 +72,24 @@ class ActionModule(StackAction):
     In check mode it previews: the plan, nothing written."""
 
     ARGUMENT_SPEC = ARGUMENT_SPEC
+    MUTUALLY_EXCLUSIVE = MUTUALLY_EXCLUSIVE
     INTERRUPTIBLE = True
     REACHES_HOSTS = True
     _supports_diff = True
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
-        if args["state"] == "present" and not (args["template"] or args["existing"]):
+        given_template = args["template"] or args["template_body"] is not None
+        if args["state"] == "present" and not (given_template or args["existing"]):
             # required_if cannot say this: existing is a bool that is always set.
-            return {"failed": True, "msg": "state=present needs template, or existing: true"}
+            return {"failed": True,
+                    "msg": "state=present needs template (or template_body), or existing: true"}
+        refused = bad_sizes(args)
+        if refused:
+            return {"failed": True, "msg": refused}
         with self.task_store(args) as store:
             outcome = self._apply_or_delete(store, args)
         self.host.report_unreachable(outcome)
-        return outcome
+        return trimmed(outcome, args["return_resources"], args["events_limit"])
 
     def _apply_or_delete(self, store: Any, args: dict[str, Any]) -> dict[str, Any]:
         holder, cancel, host, check = self.holder, self.cancel, self.host, self.check_mode
@@ -86,12 +101,15 @@ class ActionModule(StackAction):
                 timeout=args["timeout"], cancel=cancel, graph=args["graph"] or "",
                 breakpoints=_breakpoints(args), wait_for_hooks=args["wait_for_hooks"],
                 host=host, lock_timeout=args["lock_timeout"], cloud=args["cloud"],
+                max_workers=args["parallelism"], deletion_protection=args["deletion_protection"],
             )
             deleted = delete_stack(store, deletion, holder, progress)
             return self._with_plan_views(deleted.as_dict(), deleted.plan, check)
         request = ApplyRequest(
             name=args["name"],
             template=self.local_path(args["template"]) if args["template"] else None,
+            template_body=args["template_body"],
+            template_base=self._loader.get_basedir(),
             environment=[self.local_path(p) for p in args["environment"]],
             parameters=args["parameters"],
             existing=args["existing"],
@@ -113,6 +131,9 @@ class ActionModule(StackAction):
             lock_timeout=args["lock_timeout"],
             file_roots=[self.local_path(p) for p in args["file_roots"]],
             cloud=args["cloud"],
+            max_workers=args["parallelism"],
+            tags=args["tags"],
+            deletion_protection=args["deletion_protection"],
         )
         applied = apply_stack(store, request, holder, progress)
         return self._with_plan_views(applied.as_dict(), applied.plan, check)

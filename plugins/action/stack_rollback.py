@@ -13,6 +13,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.action imp
     plan_warnings,
     progress_printer,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.results import RETURN_RESOURCES, bad_sizes, trimmed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.walk import DEFAULT_WORKERS
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.rollback import (
     DEFAULT_MAX_AGE,
     RollbackRequest,
@@ -33,6 +35,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "keep_replaced": {"type": "int", "default": 0},
     "lock_timeout": {"type": "int", "default": 0},
     "cloud": {"type": "str"},
+    "parallelism": {"type": "int", "default": DEFAULT_WORKERS},
+    "return_resources": {"type": "str", "choices": list(RETURN_RESOURCES), "default": "all"},
+    "events_limit": {"type": "int"},
 }
 MUTUALLY_EXCLUSIVE = [("revision", "before")]
 
@@ -47,12 +52,16 @@ class ActionModule(StackAction):
     _supports_diff = True
 
     def perform(self, args: dict[str, Any]) -> dict[str, Any]:
+        refused = bad_sizes(args)
+        if refused:
+            return {"failed": True, "msg": refused}
         request = RollbackRequest(
             name=args["name"], revision=args["revision"], before=args["before"],
             max_age=args["max_age"], skip=tuple(args["skip"]), parameters=args["parameters"],
             check_mode=self.check_mode, nested_depth=args["nested_depth"],
             timeout=args["timeout"], keep_replaced=args["keep_replaced"], cancel=self.cancel,
             host=self.host, lock_timeout=args["lock_timeout"], cloud=args["cloud"],
+            max_workers=args["parallelism"],
         )
         with self.task_store(args) as store:
             outcome = rollback_stack(store, request, self.holder,
@@ -63,4 +72,4 @@ class ActionModule(StackAction):
         if outcome.plan is not None and self._task.diff:
             shown["diff"] = plan_diff(outcome.plan)
         self.host.report_unreachable(shown)
-        return shown
+        return trimmed(shown, args["return_resources"], args["events_limit"])

@@ -83,9 +83,25 @@ options:
       - Files that the template references (C(get_file), provider templates) are
         looked up relative to the template's directory, and read only from inside
         that directory tree or O(file_roots).
-      - Required when O(state=present), except for a PATCH update (O(existing=true))
-        of a stack that exists, which keeps the stored template when none is given.
+      - Required when O(state=present) (or O(template_body)), except for a PATCH
+        update (O(existing=true)) of a stack that exists, which keeps the stored
+        template when none is given.
+      - Mutually exclusive with O(template_body).
     type: path
+  template_body:
+    description:
+      - The template itself instead of a path, as text (such as from
+        C(lookup('template', 'web.yaml.j2')) or C(lookup('file', ...))) or as a
+        mapping (a variable of the playbook), as C(template_body) of
+        M(amazon.aws.cloudformation) and C(template) of M(openstack.cloud.stack)
+        with inline content.
+      - It is read as a template file named C(template_body) in the playbook's
+        directory would be; files it references (C(get_file), provider
+        templates) are read relative to that directory, and errors name
+        C(<playbook directory>/template_body), the place and what was expected.
+      - Mutually exclusive with O(template).
+    type: raw
+    version_added: 1.0.0
   environment:
     description:
       - Paths to Heat environment files on the controller, applied in order; later
@@ -181,10 +197,74 @@ options:
         lists each such resource, its type, what would happen to it and why.
       - In-place updates of matching resources are allowed.
       - With O(state=absent), a matching resource refuses the deletion of the
-        whole stack.
+        whole stack (an ad hoc deletion that does not give it is refused only by
+        O(deletion_protection)).
     type: list
     elements: str
     default: []
+  deletion_protection:
+    description:
+      - Protect the stack from deletion, a setting stored on the stack (as
+        C(termination_protection) of M(amazon.aws.cloudformation)).
+      - While it is set, a task with O(state=absent) is refused with
+        C(changed=false) (also in check mode), the stack and its resources left as
+        they are, unless that task gives O(deletion_protection=false), which lifts
+        the protection and deletes the stack.
+      - V(false) with O(state=present) lifts the protection (with
+        O(existing=true), nothing else of the stack has to be given).
+      - When not given, the stored value is kept (V(false) for a new stack).
+        Changing only this setting reports C(changed=true) and records no revision.
+      - Unlike O(prevent_destroy), which refuses deleting or replacing matching
+        resources, it is kept with the stack, so an ad hoc playbook that deletes
+        the stack is refused too.
+    type: bool
+    version_added: 1.0.0
+  tags:
+    description:
+      - Heat's stack tags, stored on the stack and returned in RV(stack.tags) (and
+        by M(hotplay.stacks.stack_info)).
+      - Each tag is a text of 1 to 80 characters without a comma (Heat's API gives
+        the tags as one comma-separated text).
+      - When not given, the stored tags are kept (Heat keeps a stack's tags through
+        an update that gives none); V([]) removes them. Changing only the tags
+        reports C(changed=true) and records no revision.
+    type: list
+    elements: str
+    version_added: 1.0.0
+  parallelism:
+    description:
+      - At most this many resources of a stack are acted on (created, updated,
+        replaced, deleted) at once, as C(-parallelism) of Terraform; lower it to
+        stay within an API's rate limits.
+      - The cap holds for each stack's walk; a nested stack being acted on walks
+        its own resources with the same cap.
+      - Applies to O(state=present) and O(state=absent), and to an automatic
+        rollback (O(rollback_on_failure)).
+    type: int
+    default: 128
+    version_added: 1.0.0
+  return_resources:
+    description:
+      - Which resources the result lists in RV(resources), to keep results small
+        on big stacks.
+      - V(all) lists every resource (down to O(nested_depth)).
+      - V(changed) lists only those this run acted on (named by its events) or,
+        in check mode and on refusal, those the plan would act on; a run with
+        nothing to do lists none.
+      - V(none) lists none; M(hotplay.stacks.stack_info) still shows them.
+    type: str
+    choices: [all, changed, none]
+    default: all
+    version_added: 1.0.0
+  events_limit:
+    description:
+      - Return at most this many of the run's events, the last ones (where a
+        failure is), as C(events_limit) of M(amazon.aws.cloudformation); RV(events_omitted)
+        says how many were left out. V(0) returns none.
+      - When not given, every event of the run is returned.
+      - The store keeps every event; M(hotplay.stacks.stack_info) shows them.
+    type: int
+    version_added: 1.0.0
   on_restricted:
     description:
       - What to do when the plan updates or replaces a resource whose
@@ -566,13 +646,75 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+stack:
+  description:
+    - The stack after the task, in the shape M(hotplay.stacks.stack_info) returns
+      it (RV(hotplay.stacks.stack_info#module:stack)), without its resources,
+      events and revisions.
+    - The preferred names; RV(stack_id), RV(stack_status) and
+      RV(stack_status_reason) are deprecated aliases of RV(stack.id),
+      RV(stack.status) and RV(stack.status_reason).
+  returned: when the stack exists or has just been deleted
+  type: dict
+  version_added: 1.0.0
+  contains:
+    id:
+      description: Unique identifier of the stack, kept across updates.
+      type: str
+      returned: always
+      sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
+    name:
+      description: Name of the stack.
+      type: str
+      returned: always
+      sample: web
+    status:
+      description:
+        - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
+          C(CREATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+      type: str
+      returned: always
+      sample: CREATE_COMPLETE
+    status_reason:
+      description: Why the stack is in its status, as Heat words it.
+      type: str
+      returned: always
+      sample: Stack CREATE completed successfully
+    created:
+      description: When the stack was created, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-01T12:00:00Z"
+    updated:
+      description: When the stack's status or settings last changed, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-02T08:30:00Z"
+    revision:
+      description: Number of the stack's current revision (0 before the first is recorded).
+      type: int
+      returned: always
+      sample: 4
+    tags:
+      description: Heat's stack tags (see O(hotplay.stacks.stack#module:tags)).
+      type: list
+      elements: str
+      returned: always
+      sample: [env=prod, team-web]
+    deletion_protection:
+      description: Whether a deletion of the stack is refused (see O(hotplay.stacks.stack#module:deletion_protection)).
+      type: bool
+      returned: always
+      sample: false
 stack_id:
-  description: Unique identifier of the stack, kept across updates.
+  description:
+    - Deprecated alias of RV(stack.id); it will be removed in release 2.0.0.
   returned: when the stack exists or has just been deleted
   type: str
   sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
 stack_status:
   description:
+    - Deprecated alias of RV(stack.status); it will be removed in release 2.0.0.
     - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
       C(CREATE_COMPLETE), C(UPDATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
     - C(CREATE_IN_PROGRESS), C(UPDATE_IN_PROGRESS) or C(DELETE_IN_PROGRESS) when
@@ -583,7 +725,9 @@ stack_status:
   type: str
   sample: CREATE_COMPLETE
 stack_status_reason:
-  description: Why the stack is in its status, as Heat words it.
+  description:
+    - Deprecated alias of RV(stack.status_reason); it will be removed in release 2.0.0.
+    - Why the stack is in its status, as Heat words it.
   returned: when the stack exists or has just been deleted
   type: str
   sample: Stack CREATE completed successfully
@@ -608,6 +752,8 @@ resources:
       stored, before the update.
     - Empty when the task failed before the stack existed, and in check mode for
       a stack that does not exist yet.
+    - Only those the run acted on with O(return_resources=changed); none with
+      O(return_resources=none).
   returned: always
   type: list
   elements: dict
@@ -650,6 +796,7 @@ events:
     - Events about the stack itself use the stack's name as C(resource_name).
     - Empty when the task failed before the stack existed, in check mode, when
       nothing changed and when the update was refused.
+    - At most O(events_limit) of them, the last ones.
   returned: always
   type: list
   elements: dict
@@ -679,11 +826,24 @@ events:
       type: str
       returned: always
       sample: state changed
+    physical_id:
+      description:
+        - Identifier of the real resource when the event happened; empty before
+          it is created and for the stack's own events.
+      type: str
+      returned: always
+      sample: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
     time:
       description: When the event happened, an ISO 8601 timestamp in UTC.
       type: str
       returned: always
       sample: "2026-01-01T12:00:00Z"
+events_omitted:
+  description: How many of the run's events O(events_limit) left out of RV(events).
+  returned: when O(events_limit) left events out
+  type: int
+  sample: 1940
+  version_added: 1.0.0
 parameters:
   description:
     - The parameter values the stack was applied with, after defaults and
@@ -751,7 +911,10 @@ plan:
       returned: always
       sample: [config, app]
     unchanged:
-      description: Resources that will be left as they are.
+      description:
+        - Resources that will be left as they are.
+        - Empty with O(return_resources=changed) or O(return_resources=none) (on a
+          big stack, as long a list as RV(resources)).
       type: list
       elements: str
       returned: always
@@ -899,7 +1062,7 @@ msg:
     - A refused update (immutable parameter, restricted action, O(prevent_destroy),
       stale O(plan_id)) fails with C(changed=false) and writes nothing; the
       result still has RV(plan), RV(plan_id) and the stack's unchanged
-      RV(stack_status).
+      RV(stack.status).
   returned: on failure
   type: str
   sample: "The following parameters are immutable and may not be updated: region"

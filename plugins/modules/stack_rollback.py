@@ -137,6 +137,30 @@ options:
         succeeded, whatever this option says.
     type: int
     default: 0
+  parallelism:
+    description:
+      - At most this many resources of a stack are acted on at once, as
+        O(hotplay.stacks.stack#module:parallelism); lower it to stay within an
+        API's rate limits.
+    type: int
+    default: 128
+    version_added: 1.0.0
+  return_resources:
+    description:
+      - Which resources RV(resources) lists, as
+        O(hotplay.stacks.stack#module:return_resources) does; V(all), only those
+        the rollback acted on or would act on (V(changed)), or V(none).
+      - With V(changed) or V(none), RV(plan)'s C(unchanged) list is empty too.
+    type: str
+    choices: [all, changed, none]
+    default: all
+    version_added: 1.0.0
+  events_limit:
+    description:
+      - Return at most this many of the run's events, the last ones; RV(events_omitted)
+        says how many were left out. Every event is returned when not given.
+    type: int
+    version_added: 1.0.0
 extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.cloud
@@ -241,23 +265,89 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+stack:
+  description:
+    - The stack after the task, in the shape M(hotplay.stacks.stack_info) returns
+      it (RV(hotplay.stacks.stack_info#module:stack)), without its resources,
+      events and revisions.
+    - The preferred names; RV(stack_id), RV(stack_status) and
+      RV(stack_status_reason) are deprecated aliases of RV(stack.id),
+      RV(stack.status) and RV(stack.status_reason).
+  returned: when the stack exists
+  type: dict
+  version_added: 1.0.0
+  contains:
+    id:
+      description: Unique identifier of the stack, kept across updates.
+      type: str
+      returned: always
+      sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
+    name:
+      description: Name of the stack.
+      type: str
+      returned: always
+      sample: web
+    status:
+      description:
+        - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
+          C(CREATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+      type: str
+      returned: always
+      sample: CREATE_COMPLETE
+    status_reason:
+      description: Why the stack is in its status, as Heat words it.
+      type: str
+      returned: always
+      sample: Stack CREATE completed successfully
+    created:
+      description: When the stack was created, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-01T12:00:00Z"
+    updated:
+      description: When the stack's status or settings last changed, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-02T08:30:00Z"
+    revision:
+      description: Number of the stack's current revision (0 before the first is recorded).
+      type: int
+      returned: always
+      sample: 4
+    tags:
+      description: Heat's stack tags (see O(hotplay.stacks.stack#module:tags)).
+      type: list
+      elements: str
+      returned: always
+      sample: [env=prod, team-web]
+    deletion_protection:
+      description: Whether a deletion of the stack is refused (see O(hotplay.stacks.stack#module:deletion_protection)).
+      type: bool
+      returned: always
+      sample: false
 stack_id:
-  description: Unique identifier of the stack.
+  description:
+    - Deprecated alias of RV(stack.id); it will be removed in release 2.0.0.
   returned: when the stack exists
   type: str
   sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
 stack_status:
   description:
-    - The stack's status, C(ROLLBACK_COMPLETE) or C(ROLLBACK_FAILED) after a
-      rollback; as it was before in check mode and when the rollback was refused.
+    - Deprecated alias of RV(stack.status); it will be removed in release 2.0.0.
+    - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
+      C(CREATE_COMPLETE), C(UPDATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+    - C(ROLLBACK_COMPLETE) or C(ROLLBACK_FAILED) after a rollback; as it was
+      before in check mode and when the rollback was refused.
   returned: when the stack exists
   type: str
-  sample: ROLLBACK_COMPLETE
+  sample: CREATE_COMPLETE
 stack_status_reason:
-  description: Why the stack is in its status, as Heat words it.
+  description:
+    - Deprecated alias of RV(stack.status_reason); it will be removed in release 2.0.0.
+    - Why the stack is in its status, as Heat words it.
   returned: when the stack exists
   type: str
-  sample: Stack ROLLBACK completed successfully
+  sample: Stack CREATE completed successfully
 outputs:
   description:
     - The template's outputs, name to value, as for M(hotplay.stacks.stack); after
@@ -279,6 +369,8 @@ resources:
       "accepted as it is (skip)".
     - In check mode and when the rollback was refused, the resources as they are
       stored.
+    - Only those the rollback acted on with O(return_resources=changed); none
+      with O(return_resources=none).
   returned: when the stack exists
   type: list
   elements: dict
@@ -295,6 +387,7 @@ events:
       C(ROLLBACK); a swap-back is a C(ROLLBACK) event of the resource whose reason
       says C(swapping back <physical id>, replaced in revision <n>).
     - Empty in check mode and when the rollback was refused.
+    - At most O(events_limit) of them, the last ones.
   returned: when the stack exists
   type: list
   elements: dict
@@ -305,6 +398,12 @@ events:
       reason: swapping back /srv/app/app-1.conf, replaced in revision 2
       physical_id: /srv/app/app-1.conf
       time: "2026-11-22T03:09:51Z"
+events_omitted:
+  description: How many of the run's events O(events_limit) left out of RV(events).
+  returned: when O(events_limit) left events out
+  type: int
+  sample: 120
+  version_added: 1.0.0
 parameters:
   description:
     - The target revision's parameter values; C(hidden) ones are shown as

@@ -14,7 +14,7 @@ from ..model.plan import Plan
 from ..run.executor import Cancel, Event
 from ..run.hooks import pending_hooks
 from ..store.base import StackRecord, Store
-from .views import event_dict, list_resources
+from .views import event_dict, list_resources, summarize_stack
 
 ProgressCallback = Callable[[Event], None]
 
@@ -43,6 +43,9 @@ class StackResult:
         elif self.failed and self.stack is not None:
             result["msg"] = f"{self.stack.stack_status}: {self.stack.status_reason}"
         if self.stack is not None:
+            result["stack"] = summarize_stack(self.stack)
+            # Deprecated names of stack.id, stack.status and stack.status_reason
+            # (the modules' RETURN says until when they stay).
             result.update(
                 stack_id=self.stack.id,
                 stack_status=self.stack.stack_status,
@@ -62,6 +65,53 @@ class StackResult:
         if self.hooks_pending is not None:
             result["hooks_pending"] = self.hooks_pending
         return result
+
+
+RETURN_RESOURCES = ("all", "changed", "none")
+# The plan's lists of resources this run acted on (or would act on).
+_ACTED_ON = ("added", "deleted", "replaced", "updated")
+
+
+def trimmed(result: dict[str, Any], return_resources: str = "all",
+            events_limit: int | None = None) -> dict[str, Any]:
+    """A task result kept small for a big stack: ``resources`` all, only those the
+    run changed (or would change), or none (and then the plan's ``unchanged`` list
+    empty too); at most the last ``events_limit`` events, with ``events_omitted``
+    saying how many were left out."""
+    if return_resources == "none":
+        result["resources"] = []
+    elif return_resources == "changed":
+        acted_on = _acted_on(result)
+        result["resources"] = [r for r in result.get("resources", []) if r["name"] in acted_on]
+    if return_resources != "all" and result.get("plan"):
+        # Every resource of a no-op run is unchanged: as long a list as ``resources``.
+        result["plan"] = {**result["plan"], "unchanged": []}
+    events = result.get("events", [])
+    if events_limit is not None and len(events) > events_limit:
+        result["events_omitted"] = len(events) - events_limit
+        result["events"] = events[len(events) - events_limit:]
+    return result
+
+
+def _acted_on(result: dict[str, Any]) -> set[str]:
+    """Paths of the resources the run's events name, or its plan acts on."""
+    stack_name = (result.get("stack") or {}).get("name")
+    names = {f"{e['parent']}/{e['resource_name']}" if "parent" in e else e["resource_name"]
+             for e in result.get("events", [])
+             if "parent" in e or e["resource_name"] != stack_name}
+    plan = result.get("plan") or {}
+    for key in _ACTED_ON:
+        names.update(plan.get(key, []))
+    return names
+
+
+def bad_sizes(args: dict[str, Any]) -> str:
+    """Why ``parallelism`` or ``events_limit`` cannot be used ("" when they can)."""
+    if args["parallelism"] < 1:
+        return f"parallelism must be at least 1 (resources acted on at once), got {args['parallelism']}"
+    if args.get("events_limit") is not None and args["events_limit"] < 0:
+        return f"events_limit must be 0 or more (events returned), got {args['events_limit']}"
+    return ""
 
 
 def start_timer(seconds: float, cancel: Cancel) -> threading.Timer | None:

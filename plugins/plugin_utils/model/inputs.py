@@ -54,15 +54,16 @@ class LoadedInputs:
     environment_texts: tuple[tuple[str, str], ...]
 
 
-def load_inputs(template: str, environment_paths: Sequence[str],
+def load_inputs(template: str | TemplateSource, environment_paths: Sequence[str],
                 file_roots: Sequence[str] = ()) -> LoadedInputs:
-    """Read the template, its files and the environment files (merged in order).
+    """Read the template (a path, or one given inline: ``load_template_body``), its
+    files and the environment files (merged in order).
 
     Files are read only inside the template's directory tree, ``file_roots``, and
     for the provider templates an environment names, the environment's directory.
     """
-    source = load_template(template, file_roots)
-    roots = (os.path.dirname(os.path.abspath(template)), *file_roots)
+    source = template if isinstance(template, TemplateSource) else load_template(template, file_roots)
+    roots = (os.path.dirname(os.path.abspath(source.path)), *file_roots)
     environments: list[Environment] = []
     files: dict[str, str] = dict(source.files)
     texts: list[tuple[str, str]] = []
@@ -80,7 +81,7 @@ def _environment_text(path: str) -> str:
 
 
 def patched_inputs(
-    last: RevisionRecord, template: str | None, environment_paths: Sequence[str],
+    last: RevisionRecord, template: str | TemplateSource | None, environment_paths: Sequence[str],
     file_roots: Sequence[str] = (),
 ) -> LoadedInputs:
     """A PATCH update: the stored template unless a new one is given; the stored

@@ -12,6 +12,7 @@ revision and converge.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -54,6 +55,13 @@ from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
 from .locks import record_takeover
+from .settings import (
+    StackSettings,
+    check_tags,
+    refuse_protected_delete,
+    stored_settings,
+    wanted_settings,
+)
 from .rollback import (
     close_interrupted_revision,
     load_target,
@@ -71,6 +79,7 @@ from ..adapters.views import (
     summarize_stack,
 )
 from ..language.environment import Environment
+from ..language.template.loader import TemplateSource, load_template_body
 RESTRICTED_MODES = ("fail", "skip")
 
 
@@ -78,6 +87,10 @@ RESTRICTED_MODES = ("fail", "skip")
 class ApplyRequest:
     name: str
     template: str | None = None  # None with ``existing``: the stored template
+    # Or the template itself (text, or a mapping), read as a file named
+    # ``template_body`` in ``template_base`` (where its relative references are).
+    template_body: str | Mapping[str, Any] | None = None
+    template_base: str = ""
     environment: Sequence[str] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
     existing: bool = False  # PATCH: start from the stored definition
@@ -106,6 +119,9 @@ class ApplyRequest:
     # Directories besides the template's (and an environment's) own tree that
     # get_file and provider templates may read from.
     file_roots: Sequence[str] = ()
+    # Stack settings (operations.settings); None keeps the stored value.
+    tags: Sequence[str] | None = None
+    deletion_protection: bool | None = None
 
 
 @dataclass
@@ -125,6 +141,11 @@ class _Prepared:
     paused: bool = False
     # Heat's converge: resource paths updated to repair drift, and why.
     repairs: Mapping[str, str] = field(default_factory=dict)
+    settings: StackSettings = StackSettings()
+
+    @property
+    def settings_changed(self) -> bool:
+        return self.settings != stored_settings(self.existing)
 
     @property
     def existing_status(self) -> str:
@@ -142,6 +163,8 @@ def apply_stack(
         result = _without_run(store, request, prepared)
         if result is None:
             result, prepared = _converge(store, request, prepared, holder, progress)
+        elif prepared.settings_changed and not (result.failed or request.check_mode):
+            result = _keep_settings_only(store, request, prepared, result, holder)
     if request.graph:
         result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
                               request.graph)
@@ -169,8 +192,23 @@ def _without_run(store: SealedStore, request: ApplyRequest, prepared: _Prepared)
     changes = prepared.paused or prepared.plan.would_change(prepared.existing) or _marked_unhealthy(
         prepared.plan)
     if request.check_mode or not changes:
-        return _planned(store, prepared, request, changes)
+        return _planned(store, prepared, request, changes or prepared.settings_changed)
     return None
+
+
+def _keep_settings_only(store: SealedStore, request: ApplyRequest, prepared: _Prepared,
+                        result: StackResult, holder: str) -> StackResult:
+    """Nothing to converge, but new settings (tags, deletion protection): kept
+    under the stack's lock, as any write to the stack is; no revision."""
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
+        current = store.find_stack(request.name)
+        if current is None:  # deleted meanwhile: nothing to keep them on
+            return result
+        store.set_stack_settings(current.id, prepared.settings.tags,
+                                 prepared.settings.deletion_protection)
+        result.stack, result.changed = store.get_stack(current.id), True
+    return result
 
 
 def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
@@ -179,15 +217,17 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
         check_new_stack_name(request.name)
     store.unlock(request.name, existing, run=True)
     last = _last_revision(store, existing)
+    template = _template_of(request)
     if request.existing and last is not None:
-        inputs = patched_inputs(last, request.template, request.environment, request.file_roots)
+        inputs = patched_inputs(last, template, request.environment, request.file_roots)
         given = patched_parameters(last, request.parameters, request.clear_parameters)
-    elif request.template:
-        inputs = load_inputs(request.template, request.environment, request.file_roots)
+    elif template:
+        inputs = load_inputs(template, request.environment, request.file_roots)
         given = dict(request.parameters)
     else:
         raise HotplayError(f"a template is needed: the stack {request.name} has no stored definition")
     check_parameter_sizes(request.parameters, inputs.environment)
+    check_tags(request.tags)
     stack_id = existing.id if existing else str(uuid.uuid4())
     try:
         kept = frozenset((last.definition.get("template") or {}).get("parameters") or {}) if last else frozenset()
@@ -214,7 +254,16 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
-                     plan_id(existing, plan, digest, store.digest), skip, paused, repairs)
+                     plan_id(existing, plan, digest, store.digest), skip, paused, repairs,
+                     wanted_settings(existing, request.tags, request.deletion_protection))
+
+
+def _template_of(request: ApplyRequest) -> str | TemplateSource | None:
+    """The task's template: its path, or the one given inline, read now."""
+    if request.template_body is None:
+        return request.template
+    return load_template_body(request.template_body, request.template_base or os.getcwd(),
+                              request.file_roots)
 
 
 def written_depends_on(last: RevisionRecord | None) -> dict[str, tuple[str, ...]] | None:
@@ -283,6 +332,9 @@ def _run_locked(
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
         store.attach(stack.id)  # its secrets are kept (sealed) from here on
+        if prepared.settings != stored_settings(stack):
+            store.set_stack_settings(stack.id, prepared.settings.tags,
+                                     prepared.settings.deletion_protection)
         taken_over = _record_takeover(store, stack, sink)
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
@@ -381,7 +433,8 @@ def _roll_back_failure(
         cancel.reset()  # a time-out stops the update, not the rollback
     host, cloud = run_options.host, run_options.cloud  # the same play host and cloud session
     if action == "CREATE":
-        options = RunOptions(failed.revision, cancel=cancel, host=host, cloud=cloud)
+        options = RunOptions(failed.revision, cancel=cancel, max_workers=run_options.max_workers,
+                             host=host, cloud=cloud)
         ok = StackRun(store, failed, sink, options=options).rollback_create()
         after = store.get_stack(failed.id)
         return {"target_revision": None, "status": after.stack_status,
@@ -398,7 +451,8 @@ def _roll_back_failure(
                 "status_reason": f"not rolled back: {refusal}", "restored": [], "recreated": {},
                 "accepted_as_is": []}
     ok, options = run_rollback(store, failed, target, sink,
-                               RunOptions(cancel=cancel, host=host, cloud=cloud))
+                               RunOptions(cancel=cancel, max_workers=run_options.max_workers,
+                                          host=host, cloud=cloud))
     return rollback_summary(target.revision.revision, options, ok, store.get_stack(failed.id))
 
 
@@ -423,6 +477,9 @@ class DeleteRequest:
     host: Any = None
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
     cloud: str | None = None  # as ApplyRequest's: the cloud of OpenStack types
+    max_workers: int = DEFAULT_WORKERS  # resources of a stack deleted at once
+    # False lifts the stack's deletion protection; otherwise a protected stack is kept.
+    deletion_protection: bool | None = None
 
 
 def delete_stack(
@@ -449,6 +506,7 @@ def _delete_without_run(store: SealedStore, request: DeleteRequest, existing: St
     """A refusal or a preview; None when the stack must be deleted."""
     current_id = plan_id(existing, plan, "delete", store.digest)
     try:
+        refuse_protected_delete(existing, request.deletion_protection)
         refuse_stale_plan(request.plan_id, current_id)
         refuse_destruction(plan, request.prevent_destroy)
     except Refused as refusal:
@@ -494,10 +552,12 @@ def _delete_locked(
     try:
         store.attach(existing.id)
         _record_takeover(store, existing, sink)  # a delete retires nothing: it deletes all
+        if existing.deletion_protection:  # lifted by this task (refused otherwise)
+            store.set_stack_settings(existing.id, existing.tags, False)
         last_environment = _last_environment(store, existing)
         while True:
             current = store.get_stack(existing.id)
-            options = RunOptions(existing.revision, cancel=cancel,
+            options = RunOptions(existing.revision, cancel=cancel, max_workers=request.max_workers,
                                  breakpoints=tuple(request.breakpoints),
                                  stepping=stepping(store, current), host=request.host,
                                  cloud=session)

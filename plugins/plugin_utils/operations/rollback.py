@@ -39,6 +39,7 @@ from .locks import record_takeover
 from ..run.preview import preview
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
+from ..run.walk import DEFAULT_WORKERS
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
@@ -66,6 +67,7 @@ class RollbackRequest:
     lock_timeout: float = 0  # seconds to wait for the stack's lock (0: fail at once)
     cloud: str | None = None  # the cloud of OpenStack types (operations.engine.ApplyRequest)
     session: CloudSession | None = None  # the operation's session with it (made here)
+    max_workers: int = DEFAULT_WORKERS  # resources of a stack acted on at once
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ def _roll_back_locked(store: SealedStore, request: RollbackRequest, planned: _Ro
         if taken_over is not None:
             sink(taken_over)
         options = RunOptions(cancel=cancel, skip=frozenset(request.skip), restore=True,
+                             max_workers=request.max_workers,
                              keep_replaced=request.keep_replaced, host=request.host,
                              taken_over=taken_over is not None,
                              cloud=request.session or CloudSession())

@@ -62,6 +62,10 @@ class StackRecord:
     parent_resource: str | None = None
     outputs: Mapping[str, Any] = field(default_factory=dict)
     output_errors: Mapping[str, str] = field(default_factory=dict)
+    # Settings the stack keeps between runs (top-level stacks): Heat's tags, and
+    # whether a deletion is refused until the protection is lifted.
+    tags: tuple[str, ...] = ()
+    deletion_protection: bool = False
 
     @property
     def stack_status(self) -> str:
@@ -281,6 +285,10 @@ class Store(ABC):
     def set_stack_outputs(
         self, stack_id: str, outputs: Mapping[str, Any], errors: Mapping[str, str]
     ) -> None: ...
+
+    @abstractmethod
+    def set_stack_settings(self, stack_id: str, tags: Sequence[str], deletion_protection: bool) -> None:
+        """Keep the stack's tags and its deletion protection."""
 
     @abstractmethod
     def mark_stack_deleted(self, stack_id: str) -> None:

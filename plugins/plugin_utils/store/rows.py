@@ -43,6 +43,8 @@ def stack_record(row: Row, decode: Decode) -> StackRecord:
         parent_resource=row["parent_resource"],
         outputs=decode(row["outputs"]),
         output_errors=decode(row["output_errors"]),
+        tags=tuple(decode(row["tags"])),
+        deletion_protection=bool(row["deletion_protection"]),
     )
 
 

@@ -344,6 +344,9 @@ class SealedStore(Store):
         self.inner.set_stack_outputs(stack_id, self._sealed(stack_id, dict(outputs)),
                                      self._sealed(stack_id, dict(errors)))
 
+    def set_stack_settings(self, stack_id: str, tags: Sequence[str], deletion_protection: bool) -> None:
+        self.inner.set_stack_settings(stack_id, tags, deletion_protection)
+
     def mark_stack_deleted(self, stack_id: str) -> None:
         self.inner.mark_stack_deleted(stack_id)
 

@@ -43,7 +43,7 @@ from .rows import (
     stored_resource,
 )
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
 # ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
@@ -168,6 +168,12 @@ DROP TABLE IF EXISTS locks;
     # only a process that holds it.
     (5, """
 ALTER TABLE leases ADD COLUMN proof TEXT NOT NULL DEFAULT '';
+"""),
+    # Settings of a stack kept between runs: Heat's tags, and deletion protection
+    # (a stack task with state=absent is refused while it is set).
+    (6, """
+ALTER TABLE stacks ADD COLUMN tags {json} NOT NULL DEFAULT '[]';
+ALTER TABLE stacks ADD COLUMN deletion_protection {flag} NOT NULL DEFAULT {false};
 """),
 )
 
@@ -451,6 +457,13 @@ class SqlStore(LeaseRows):
         self._change(
             "UPDATE stacks SET outputs = ?, output_errors = ? WHERE id = ?",
             (encode(outputs), encode(errors), stack_id),
+        )
+
+    def set_stack_settings(self, stack_id: str, tags: Sequence[str], deletion_protection: bool) -> None:
+        flag = self.dialect.true if deletion_protection else self.dialect.false
+        self._change(
+            f"UPDATE stacks SET tags = ?, deletion_protection = {flag}, updated = ? WHERE id = ?",
+            (self.dialect.encode(list(tags)), utc_now(), stack_id),
         )
 
     def mark_stack_deleted(self, stack_id: str) -> None:

@@ -311,6 +311,30 @@ def load_template(path: str, allowed_roots: Sequence[str] = ()) -> TemplateSourc
     return TemplateSource(path=path, data=data, files=collector.files)
 
 
+# The name an inline template (the ``template_body`` option) goes by: in messages,
+# and as the file its relative references (get_file, provider templates) are read
+# beside, in the directory the task gives.
+TEMPLATE_BODY = "template_body"
+
+
+def load_template_body(body: str | Mapping[str, Any], base_dir: str,
+                       allowed_roots: Sequence[str] = ()) -> TemplateSource:
+    """A template given as text or as a mapping (a playbook's variable), read as
+    a template file named ``template_body`` in ``base_dir`` would be."""
+    path = os.path.join(os.path.abspath(base_dir), TEMPLATE_BODY)
+    if isinstance(body, Mapping):
+        # A mapping from the playbook may hold what YAML read as dates
+        # (heat_template_version: 2018-08-31): Heat reads them as text.
+        body = json.dumps(body, default=str)
+    elif not isinstance(body, str):
+        raise TemplateError(f"expected the template as text or a mapping, got {type(body).__name__}",
+                            source=TEMPLATE_BODY)
+    data = parse_template_text(body, path)
+    collector = _Collector(path, allowed_roots)
+    collector.collect(path, data)
+    return TemplateSource(path=path, data=data, files=collector.files)
+
+
 def load_provider(
     written: str, target: str, roots: Sequence[str], source: str, doc_path: str
 ) -> dict[str, str]:
