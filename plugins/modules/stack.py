@@ -947,6 +947,28 @@ plan:
       sample:
         config: {changed: true, changed_keys: [content], diff: [{before: "port=80\n", after: "port=8080\n"}]}
         service: {changed: null, msg: "remote module (ansible.builtin.service) does not support check mode"}
+    refused:
+      description:
+        - In check mode, each change the apply would refuse, in plan order, with
+          why; the preview does not fail, and each also gets a C(REFUSED:)
+          warning. C(resource) is the resource's path, C(type) its type, C(action)
+          the plan's word for the change (C(updated), C(replaced), C(deleted)).
+        - A change the environment's C(restricted_actions) forbid (unless
+          O(on_restricted=skip), which plans it as unchanged), and a deletion or
+          replacement O(prevent_destroy) matches (a resource may be listed for
+          both).
+        - The apply fails at them as O(on_restricted) says, naming the first
+          restricted one as Heat does, or every protected one.
+      type: list
+      elements: dict
+      returned: in check mode, when the apply would refuse a change
+      sample:
+        - resource: database
+          type: OS::Heat::TestResource
+          action: replaced
+          reason: >-
+            prevent_destroy protects it (database), and property value changed and
+            update_replace is true (value): the apply is refused
 plan_id:
   description:
     - Identifies this plan, that is the stack as it is stored now together with the

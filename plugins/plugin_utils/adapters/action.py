@@ -34,6 +34,7 @@ from .child_processes import stop_child_processes
 from .controller_watch import watching_controller
 from .no_log_options import no_log_options
 from ..model.plan import Plan
+from ..run.guards import refusal_warnings
 from ..secrets import SecretValues, StoreKey
 from ..run.executor import Cancel, Event
 from ..store import open_store
@@ -212,11 +213,12 @@ def interruptible(cancel: Cancel) -> Iterator[None]:
 
 
 def plan_warnings(plan: Plan) -> list[str]:
-    """One loud line per deletion and replacement of a preview."""
+    """One loud line per deletion and replacement of a preview, and per change the
+    apply would refuse."""
     return [
         f"PREVIEW: {change.path} ({change.type}) will be {change.action.upper()}: {change.reason}"
         for change in plan.changes if change.destructive
-    ]
+    ] + refusal_warnings(plan)
 
 
 def plan_diff(plan: Plan) -> list[dict[str, Any]]:

@@ -59,9 +59,27 @@ class Change:
         return self.action in ("deleted", "replaced")
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A change the apply would refuse (the environment's ``restricted_actions``,
+    the task's ``prevent_destroy``): a preview lists each one instead of failing."""
+
+    path: str
+    type: str
+    action: str  # the plan's word: "updated", "replaced", "deleted"
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"resource": self.path, "type": self.type, "action": self.action,
+                "reason": self.reason}
+
+
 @dataclass
 class Plan:
     changes: list[Change] = field(default_factory=list)
+    # The changes an apply would refuse, each with why (set by a preview only: an
+    # apply fails at them instead).
+    refused: list[Refusal] = field(default_factory=list)
     # The stored state the plan was made against (what ``plan_id`` hashes).
     state_lines: list[str] = field(default_factory=list)
     # The top stack's recorded resources, in template order (read once).
@@ -101,6 +119,8 @@ class Plan:
         result["reasons"] = {c.path: c.reason for c in self.changes if c.reason}
         if self.checks:
             result["checks"] = dict(self.checks)
+        if self.refused:
+            result["refused"] = [refusal.as_dict() for refusal in self.refused]
         return result
 
     @property

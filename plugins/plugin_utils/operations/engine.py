@@ -31,6 +31,7 @@ from ..run.guards import (
     check_immutable,
     refuse_destruction,
     refuse_restricted,
+    refusals,
     refuse_stale_plan,
     restricted_changes,
 )
@@ -290,6 +291,12 @@ def _refusals(request: ApplyRequest, prepared: _Prepared) -> None:
     immutable = frozenset(n for n, s in parameters.schemas.items() if s.immutable)
     check_immutable(prepared.last, parameters.values, immutable, prepared.definition.identity.id)
     refuse_stale_plan(request.plan_id, prepared.plan_id, _already_applied(request, prepared))
+    if request.check_mode:
+        # A preview shows everything at once: each change the apply would refuse
+        # is listed with why (plan.refused), and the whole plan is returned.
+        prepared.plan.refused = refusals(prepared.plan, request.on_restricted,
+                                         request.prevent_destroy)
+        return
     if request.on_restricted != "skip":
         refuse_restricted(restricted_changes(prepared.plan))
     refuse_destruction(prepared.plan, request.prevent_destroy)

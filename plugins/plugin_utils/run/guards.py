@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import HotplayError
 from ..model.inputs import hidden_digest, is_hidden_mark
-from ..model.plan import Change, Plan
+from ..model.plan import Change, Plan, Refusal
 from ..store.base import RevisionRecord
 
 
@@ -64,9 +64,7 @@ def refuse_restricted(changes: Sequence[Change]) -> None:
 def refuse_destruction(plan: Plan, patterns: Sequence[str]) -> None:
     """Fail when the plan deletes or replaces a resource matching ``patterns``
     (fnmatch on the resource path or its type)."""
-    if not patterns:
-        return
-    hits = [c for c in plan.changes if c.destructive and _matches(c, patterns)]
+    hits = protected_changes(plan, patterns)
     if hits:
         listed = "; ".join(f"{c.path} ({c.type}) would be {c.action}: {c.reason}" for c in hits)
         raise Refused(
@@ -75,9 +73,42 @@ def refuse_destruction(plan: Plan, patterns: Sequence[str]) -> None:
         )
 
 
-def _matches(change: Change, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(change.path, p) or fnmatch.fnmatchcase(change.type, p)
-               for p in patterns)
+def protected_changes(plan: Plan, patterns: Sequence[str]) -> list[Change]:
+    """The deletions and replacements ``prevent_destroy`` forbids."""
+    if not patterns:
+        return []
+    return [c for c in plan.changes if c.destructive and _matching(c, patterns)]
+
+
+def _matching(change: Change, patterns: Sequence[str]) -> list[str]:
+    return [p for p in patterns
+            if fnmatch.fnmatchcase(change.path, p) or fnmatch.fnmatchcase(change.type, p)]
+
+
+def refusals(plan: Plan, on_restricted: str, prevent_destroy: Sequence[str]) -> list[Refusal]:
+    """Every change an apply of ``plan`` would refuse, each with why: what a preview
+    lists where the apply fails (at the first restricted change, as Heat does, or at
+    all the protected ones)."""
+    found = []
+    if on_restricted != "skip":
+        for change in restricted_changes(plan):
+            action = "update" if change.action == "updated" else "replace"
+            found.append(Refusal(change.path, change.type, change.action,
+                                 f"{action} is restricted for resource (the environment's "
+                                 "restricted_actions): the apply fails with "
+                                 "ResourceActionRestricted (on_restricted: fail)"))
+    for change in protected_changes(plan, prevent_destroy):
+        patterns = ", ".join(_matching(change, prevent_destroy))
+        found.append(Refusal(change.path, change.type, change.action,
+                             f"prevent_destroy protects it ({patterns}), and {change.reason}: "
+                             "the apply is refused"))
+    return found
+
+
+def refusal_warnings(plan: Plan) -> list[str]:
+    """One loud line per change a preview found the apply would refuse."""
+    return [f"REFUSED: {r.path} ({r.type}) would be {r.action.upper()}: {r.reason}"
+            for r in plan.refused]
 
 
 def refuse_stale_plan(given: str | None, current: str, already_applied: bool = False) -> None:
