@@ -30,7 +30,9 @@ case "$what" in
 esac
 # Python's dev mode (-X dev, as PYTHONDEVMODE so that the xdist workers and every
 # ansible-playbook a test starts have it too): with pytest.ini, a DeprecationWarning
-# (forking a multi-threaded process) or ResourceWarning (a leak) raised by the
-# engine's own modules fails the test, and so does anything an Ansible worker
-# writes behind Ansible's back (tests/integration/conftest.py).
-PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
+# raised by the engine's own modules (forking a multi-threaded process) fails the
+# test, and so does anything an Ansible worker writes behind Ansible's back
+# (tests/integration/conftest.py); with tests/leak_check.py, so does a resource the
+# test leaked (a ResourceWarning: an unclosed file, pipe, socket or connection).
+PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -p leak_check \
+  -n "${PYTEST_WORKERS:-2}" "${paths[@]}"

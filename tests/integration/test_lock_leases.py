@@ -482,7 +482,7 @@ def test_a_job_stopped_inside_a_sqlite_write_is_named_not_a_raw_database_is_lock
         refused = blocked.result()
     finally:
         frozen.kill()
-        frozen.wait()
+        frozen.communicate()  # waits, and closes its pipes
     assert refused["failed"] and not refused["changed"]
     assert re.match(rf"^the store {re.escape(str(folder / 'store.db'))} is locked: process {frozen.pid} on "
                     r"this host has held the store's write lock for over 30 s without finishing its write: "

@@ -214,10 +214,10 @@ def test_a_task_whose_ansible_playbook_is_gone_stops_and_records_it(tmp_path: Pa
         assert "ansible-playbook process that ran this task is gone" in reason
     finally:
         job.kill()
-        job.wait(30)
         for pid in workers | {p for w in workers for p in descendants(w)}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        job.communicate(timeout=30)  # waits, and closes its pipe (the workers held it too)
 
 
 def stack_row(store: Path) -> tuple[str, str, str] | None:

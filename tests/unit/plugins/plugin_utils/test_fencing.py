@@ -213,7 +213,7 @@ def test_taking_over_a_frozen_holder_s_lease_kills_it_and_its_module_first(store
     finally:
         if holder.poll() is None:
             holder.kill()
-        holder.wait()
+        holder.communicate()  # waits, and closes its pipes
 
 
 # A holder stopped inside a SQLite write: it keeps the lock on the whole file.
@@ -257,7 +257,7 @@ def test_a_lost_holder_stopped_inside_a_sqlite_write_is_fenced_and_taken_over(tm
     finally:
         if holder.poll() is None:
             holder.kill()
-        holder.wait()
+        holder.communicate()  # waits, and closes its pipes
     assert note.endswith(f"; fenced: stopped and killed its processes {holder.pid} before this run acted"
                          " (it held the store's write lock)"), note
     assert events == []  # its unfinished write was rolled back

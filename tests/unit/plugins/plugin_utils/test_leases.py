@@ -285,11 +285,11 @@ def test_a_job_stopped_inside_a_sqlite_write_is_named_and_waited_for(tmp_path, m
             with pytest.raises(StoreBusy, match=busy + r".*; still locked after waiting 2 s \(lock_timeout\)$"):
                 acquire_waiting(store, "web", "job 2", wait=2)
             frozen.kill()  # its unfinished write is rolled back
-            frozen.wait()
+            frozen.communicate()  # waits, and closes its pipes
             assert store.acquire_lock("web", "job 2") == 1
         finally:
             store.close()
     finally:
         if frozen.poll() is None:
             frozen.kill()
-            frozen.wait()
+            frozen.communicate()  # waits, and closes its pipes

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -89,8 +90,9 @@ def test_a_wait_gets_the_lock_once_the_holder_frees_it(backend_store, holder):
     held.release()
     waiter.join(60)
     assert got.is_set()
-    with pytest.raises(StackLocked, match="locked by job 2"):
-        open_store(backend_store.url).acquire_lock("web", "job 3")
+    with contextlib.closing(open_store(backend_store.url)) as another, \
+            pytest.raises(StackLocked, match="locked by job 2"):
+        another.acquire_lock("web", "job 3")
     backend_store.release_lock("web", "job 2")
 
 
@@ -120,9 +122,12 @@ def test_an_interruption_ends_the_wait(backend_store, holder):
 
 def test_waiting_for_one_stack_does_not_hold_up_another(backend_store, holder, store_url):
     holder("web")
-    waiting = threading.Thread(
-        target=lambda: pytest.raises(StackLocked, acquire_waiting, open_store(store_url), "web",
-                                     "job 2", wait=3))
+
+    def wait_in_vain() -> None:
+        with contextlib.closing(open_store(store_url)) as waiter:
+            pytest.raises(StackLocked, acquire_waiting, waiter, "web", "job 2", wait=3)
+
+    waiting = threading.Thread(target=wait_in_vain)
     waiting.start()
     other = open_store(store_url)
     other.acquire_lock("db", "job db")  # no refusal, no wait

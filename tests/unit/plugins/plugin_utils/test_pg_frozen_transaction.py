@@ -51,7 +51,7 @@ def stopped_inside(pg_url):
         yield job
     finally:
         job.kill()
-        job.wait()
+        job.communicate()  # waits, and closes its pipes
 
 
 def test_a_job_stopped_inside_a_transaction_is_waited_for_a_bounded_time_then_named(
@@ -106,7 +106,7 @@ def test_once_the_server_ends_the_stopped_session_the_next_job_takes_over(pg_ser
     finally:
         if job.poll() is None:
             job.kill()
-        job.wait()
+        job.communicate()  # waits, and closes its pipes
     assert lease.token == 2 and lease.holder == "job 2"
     assert re.match(r"^took over from job 1 \(pid \d+ on \S+, since \S+\), token 1: its lease ran out at "
                     r"\S+; fenced: stopped and killed its processes \d+ before this run acted$", lease.note)

@@ -209,7 +209,7 @@ def test_lock_of_a_killed_process_is_released(backend_store, store_url):
             backend_store.acquire_lock("web", "next job")
     finally:
         holder.send_signal(signal.SIGKILL)
-        holder.wait()
+        holder.communicate()  # closes its pipes
     deadline = time.monotonic() + 15
     while True:  # the server notices the closed connection at once, give it a moment
         try:
@@ -235,7 +235,7 @@ def test_locks_of_different_stacks_do_not_block_each_other(backend_store, store_
         backend_store.release_lock("db", "job db")
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # closes its pipes
 
 
 # -- PostgreSQL only: URLs, schema, connections ---------------------------------------
