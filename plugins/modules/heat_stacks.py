@@ -58,9 +58,10 @@ attributes:
 requirements:
   - openstacksdk
 seealso:
+  - module: hotplay.stacks.stack_info
   - module: hotplay.stacks.stack_adopt
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -91,9 +92,11 @@ abandoned:
   returned: success
   type: list
   elements: str
+  sample: [web, database]
 abandon_files:
   description: The files written with each abandoned stack's abandon data.
   returned: success
   type: list
   elements: str
+  sample: [/srv/heat-abandon/web.json, /srv/heat-abandon/database.json]
 """

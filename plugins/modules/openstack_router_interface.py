@@ -47,8 +47,12 @@ attributes:
     support: none
   idempotent:
     support: full
+requirements:
+  - openstacksdk (Python, on the host the module runs on)
+seealso:
+  - module: hotplay.stacks.stack
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -78,14 +82,17 @@ router_id:
   description: The router's id.
   returned: when the router exists
   type: str
+  sample: 5e3c7ed4-1a2b-4c5d-8e9f-0a1b2c3d4e5f
 subnet_id:
   description: The subnet's id (the first subnet of the port, for O(port)).
   returned: when the interface exists
   type: str
+  sample: 0f1e2d3c-4b5a-6978-8a9b-c0d1e2f3a4b5
 port_id:
   description: The id of the router's port on the subnet.
   returned: when the interface exists
   type: str
+  sample: 9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -40,8 +40,12 @@ attributes:
   idempotent:
     support: none
     details: Nova cannot show the password, so each run sets it again.
+requirements:
+  - openstacksdk (Python, on the host the module runs on)
+seealso:
+  - module: hotplay.stacks.stack
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -57,6 +61,7 @@ id:
   description: The server's id.
   returned: success
   type: str
+  sample: 7c1e4b9a-2f3d-4e5a-8b6c-9d0e1f2a3b4c
 """
 
 from ansible.module_utils.basic import AnsibleModule

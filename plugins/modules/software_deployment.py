@@ -85,8 +85,12 @@ attributes:
     description: Target operating systems.
     support: full
     platforms: posix
+requirements:
+  - Python 3 on the managed host, and there the tool each configuration's group runs (a shell, Python, Ansible)
+seealso:
+  - module: hotplay.stacks.stack
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -108,22 +112,27 @@ deploy_stdout:
   description: What the config printed on standard output.
   returned: always
   type: str
+  sample: "configured nginx on port 8080\n"
 deploy_stderr:
   description: What the config printed on standard error.
   returned: always
   type: str
+  sample: ""
 deploy_status_code:
   description: The config's exit status (0 when it succeeded).
   returned: always
   type: int
+  sample: 0
 outputs:
   description: Declared outputs, read from C(${heat_outputs_path}.NAME).
   returned: always
   type: dict
+  sample: {"result": "ok", "port": "8080"}
 ran:
   description: False when the marker showed the same deployment had already run.
   returned: always
   type: bool
+  sample: true
 """
 
 import hashlib

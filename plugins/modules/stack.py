@@ -459,13 +459,22 @@ notes:
     C(OS::Heat::ResourceGroup), ...) with Heat's properties and attributes; types
     specific to this collection use the C(Hotplay::) prefix.
 seealso:
+  - module: hotplay.stacks.stack_rollback
+  - module: hotplay.stacks.stack_adopt
+  - module: hotplay.stacks.stack_resource
+  - module: hotplay.stacks.stack_lock
   - module: hotplay.stacks.stack_info
   - module: hotplay.stacks.stack_hook
   - name: Heat Orchestration Template (HOT) specification
     description: The template format this module applies.
     link: https://docs.openstack.org/heat/latest/template_guide/hot_spec.html
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
+  - openstacksdk (Python, on the controller), for O(cloud) and OpenStack resource types only
+  - Graphviz C(dot) command (on the controller), for O(graph=svg) only
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""

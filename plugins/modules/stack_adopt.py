@@ -169,8 +169,12 @@ attributes:
     details:
       - A stack of the same name in the store already fails the task.
 requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
   - openstacksdk (with O(cloud) only)
 seealso:
+  - module: hotplay.stacks.heat_stacks
+  - module: hotplay.stacks.stack_rollback
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_info
   - name: Migrating from Heat
@@ -180,7 +184,7 @@ seealso:
     description: The commands whose data this module reads.
     link: https://docs.openstack.org/python-openstackclient/latest/cli/plugin-commands/heat.html
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -206,23 +210,98 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+stack:
+  description:
+    - The stack after the task, in the shape M(hotplay.stacks.stack_info) returns
+      it (RV(hotplay.stacks.stack_info#module:stack)), without its resources,
+      events and revisions.
+    - The preferred names; RV(stack_id), RV(stack_status) and
+      RV(stack_status_reason) are deprecated aliases of RV(stack.id),
+      RV(stack.status) and RV(stack.status_reason).
+  returned: success
+  type: dict
+  version_added: 1.0.0
+  contains:
+    id:
+      description: Unique identifier of the stack, kept across updates.
+      type: str
+      returned: always
+      sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
+    name:
+      description: Name of the stack.
+      type: str
+      returned: always
+      sample: web
+    status:
+      description:
+        - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
+          C(CREATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+      type: str
+      returned: always
+      sample: ADOPT_COMPLETE
+    status_reason:
+      description: Why the stack is in its status, as Heat words it.
+      type: str
+      returned: always
+      sample: Stack CREATE completed successfully
+    created:
+      description: When the stack was created, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-01T12:00:00Z"
+    updated:
+      description: When the stack's status or settings last changed, an ISO 8601 timestamp in UTC.
+      type: str
+      returned: always
+      sample: "2026-01-02T08:30:00Z"
+    revision:
+      description: Number of the stack's current revision (0 before the first is recorded).
+      type: int
+      returned: always
+      sample: 4
+    tags:
+      description: Heat's stack tags (see O(hotplay.stacks.stack#module:tags)).
+      type: list
+      elements: str
+      returned: always
+      sample: [env=prod, team-web]
+    deletion_protection:
+      description: Whether a deletion of the stack is refused (see O(hotplay.stacks.stack#module:deletion_protection)).
+      type: bool
+      returned: always
+      sample: false
 stack_id:
-  description: The stack's id, Heat's.
+  description:
+    - Deprecated alias of RV(stack.id); it will be removed in release 2.0.0.
   returned: success
   type: str
+  sample: 8d6b5b1e-5c1f-4f7e-9a55-2f0b6d3c4a10
 stack_status:
-  description: C(ADOPT_COMPLETE), as in Heat.
+  description:
+    - Deprecated alias of RV(stack.status); it will be removed in release 2.0.0.
+    - The stack's status in Heat's words, C(<ACTION>_<STATUS>), such as
+      C(CREATE_COMPLETE), C(UPDATE_COMPLETE), C(UPDATE_FAILED) or C(DELETE_COMPLETE).
+    - C(ADOPT_COMPLETE), as in Heat.
   returned: success
   type: str
   sample: ADOPT_COMPLETE
+stack_status_reason:
+  description:
+    - Deprecated alias of RV(stack.status_reason); it will be removed in release 2.0.0.
+    - Why the stack is in its status, as Heat words it.
+  returned: success
+  type: str
+  sample: Stack CREATE completed successfully
 revision:
   description: The stack's revision, 1.
   returned: success
   type: int
+  sample: 1
 outputs:
   description: The stack's outputs, from the adopted resources.
   returned: success
   type: dict
+  sample: {"server_ip": "192.0.2.10"}
 resources:
   description:
     - The adopted resources (down to O(nested_depth)), as the C(resources) result of
@@ -230,19 +309,58 @@ resources:
   returned: success
   type: list
   elements: dict
+  sample:
+    - name: server
+      type: OS::Nova::Server
+      status: ADOPT_COMPLETE
+      status_reason: state changed
+      physical_id: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
 events:
-  description: The C(ADOPT) events recorded (none in check mode).
+  description:
+    - The C(ADOPT) events recorded (none in check mode), with the keys of the
+      C(events) result of M(hotplay.stacks.stack).
   returned: success
   type: list
   elements: dict
+  sample:
+    - resource_name: server
+      action: ADOPT
+      status: COMPLETE
+      reason: state changed
+      physical_id: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
+      time: "2026-11-22T03:09:51Z"
+output_errors:
+  description: Outputs that could not be resolved, output name to error message.
+  returned: success
+  type: dict
+  sample: {}
+parameters:
+  description:
+    - The parameter values the stack was adopted with (Heat's, or the task's
+      O(parameters) with O(template)); values of C(hidden) parameters are shown
+      as C(******).
+  returned: success
+  type: dict
+  sample: {"flavor": "m1.small", "db_password": "******"}
+hooks_pending:
+  description:
+    - The breakpoints (Heat's hooks) the stack is paused at after the adoption,
+      with the keys of the C(hooks_pending) result of M(hotplay.stacks.stack);
+      empty when there are none.
+  returned: success
+  type: list
+  elements: dict
+  sample: []
 heat_stack_name:
   description: The stack's name in Heat.
   returned: success
   type: str
+  sample: web
 heat_stack_id:
   description: The stack's id in Heat.
   returned: success
   type: str
+  sample: 5a0e5e8e-7d0a-4c65-9f6c-62a0e3b2c001
 read_only_types:
   description: With O(unmanaged=read_only), the types kept as read-only resources.
   returned: success

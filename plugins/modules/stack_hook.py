@@ -107,8 +107,11 @@ seealso:
   - name: Heat environment, hooks (breakpoints)
     description: Heat's description of hooks in the environment's resource_registry.
     link: https://docs.openstack.org/heat/latest/template_guide/environment.html
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""

@@ -109,11 +109,18 @@ attributes:
   idempotent:
     support: full
 seealso:
+  - module: hotplay.stacks.stack_adopt
+  - module: hotplay.stacks.stack_resource
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_rollback
   - module: hotplay.stacks.stack_hook
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
+  - openstacksdk (Python, on the controller), for O(drift) of OpenStack resource types only
+  - Graphviz C(dot) command (on the controller), for O(graph=svg) only
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -345,8 +352,29 @@ stacks:
       type: int
       returned: always
       sample: 4
+    tags:
+      description: Heat's stack tags (O(hotplay.stacks.stack#module:tags)).
+      type: list
+      elements: str
+      returned: always
+      sample: [env=prod, team-web]
+      version_added: 1.0.0
+    deletion_protection:
+      description:
+        - Whether a deletion of the stack is refused until the protection is lifted
+          (O(hotplay.stacks.stack#module:deletion_protection)).
+      type: bool
+      returned: always
+      sample: false
+      version_added: 1.0.0
 stack:
-  description: The stack named O(name).
+  description:
+    - The stack named O(name).
+    - M(hotplay.stacks.stack), M(hotplay.stacks.stack_rollback) and
+      M(hotplay.stacks.stack_adopt) return the same C(stack) mapping (without
+      its resources, events and revisions); this is the collection's one shape
+      of a stack (their flat C(stack_id), C(stack_status) and
+      C(stack_status_reason) are deprecated aliases).
   returned: when O(name) is given and the stack exists
   type: dict
   contains:
@@ -407,7 +435,7 @@ stack:
         - The stack's recorded events in the order they happened, then those of
           its nested stacks down to O(nested_depth), with the same keys as the C(events) result of
           M(hotplay.stacks.stack), C(resource_name), C(action), C(status),
-          C(reason), C(time) and, for nested resources, C(parent).
+          C(reason), C(physical_id), C(time) and, for nested resources, C(parent).
       type: list
       elements: dict
       returned: when O(events=true)
@@ -416,6 +444,7 @@ stack:
           action: CREATE
           status: COMPLETE
           reason: state changed
+          physical_id: 3f1c2a64-1d0e-4a43-b1de-6a1f1c7e2b90
           time: "2026-01-01T12:00:01Z"
     revisions:
       description:
@@ -485,6 +514,28 @@ stack:
       type: str
       returned: always
       sample: "2026-01-02T08:30:00Z"
+    revision:
+      description:
+        - Number of the stack's current revision, the last one recorded (see
+          RV(stack.revisions)).
+      type: int
+      returned: always
+      sample: 4
+    tags:
+      description: Heat's stack tags (O(hotplay.stacks.stack#module:tags)).
+      type: list
+      elements: str
+      returned: always
+      sample: [env=prod, team-web]
+      version_added: 1.0.0
+    deletion_protection:
+      description:
+        - Whether a deletion of the stack is refused until the protection is lifted
+          (O(hotplay.stacks.stack#module:deletion_protection)).
+      type: bool
+      returned: always
+      sample: false
+      version_added: 1.0.0
     hooks_pending:
       description:
         - The breakpoints (Heat's hooks) the stack's last run paused at and that

@@ -76,13 +76,16 @@ notes:
     clocks of the hosts that use it, which must agree (NTP) to well within the
     lease's length.
 seealso:
+  - module: hotplay.stacks.store_copy
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_info
   - name: The state store, locks
     description: What a lease guarantees, and the 3 a.m. procedure (docs/store.md).
     link: https://github.com/hotplay/stacks/blob/main/docs/store.md#locks
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -159,6 +162,15 @@ broken:
       null when there was nothing to break (never locked, released, or broken already).
   returned: when O(state=broken)
   type: dict
+  sample:
+    held: true
+    holder: "AWX job 1432 (runner@automation-job-1432-x7kq, task 'Apply web')"
+    host: automation-job-1432-x7kq
+    pid: 24
+    since: "2026-11-22T03:09:51Z"
+    expires: "2026-11-22T03:10:21Z"
+    token: 7
+    note: ""
 events:
   description:
     - With O(state=broken), the event recorded on the stack (C(LOCK_BROKEN), with

@@ -84,8 +84,11 @@ seealso:
   - name: Heat's mark unhealthy
     description: The command this module follows.
     link: https://docs.openstack.org/python-openstackclient/latest/cli/plugin-commands/heat.html
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""

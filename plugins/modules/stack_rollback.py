@@ -201,10 +201,15 @@ notes:
   - C(playbooks/rollback.yml), run as C(ansible-playbook hotplay.stacks.rollback -e
     stack=<name>), wraps this module for operators and AWX job templates.
 seealso:
+  - module: hotplay.stacks.stack_hook
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_info
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
+  - openstacksdk (Python, on the controller), for O(cloud) and OpenStack resource types only
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""
@@ -490,6 +495,15 @@ rollback:
       type: bool
       returned: always
       sample: true
+hooks_pending:
+  description:
+    - The breakpoints (Heat's hooks) the stack is paused at after the rollback,
+      with the keys of the C(hooks_pending) result of M(hotplay.stacks.stack);
+      empty when there are none.
+  returned: when a rollback ran (not in check mode, not when refused)
+  type: list
+  elements: dict
+  sample: []
 msg:
   description:
     - 'Why the task failed: a refusal (no such revision, a target that did not

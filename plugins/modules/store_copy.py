@@ -98,10 +98,13 @@ notes:
     table) is copied when the target does not have it, and must be the same when
     both have it; otherwise the copy is refused.
 seealso:
+  - module: hotplay.stacks.stack_lock
   - module: hotplay.stacks.stack
   - module: hotplay.stacks.stack_info
+requirements:
+  - psycopg >= 3 (Python, on the controller), when O(source) or O(target) is a PostgreSQL store
 author:
-  - hotplay.stacks contributors (!UNKNOWN)
+  - hotplay.stacks maintainers (@hotplay-stacks)
 """
 
 EXAMPLES = r"""

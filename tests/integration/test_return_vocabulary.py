@@ -6,11 +6,14 @@ aliases; prevent_destroy holds for ``state: absent`` as docs/updates.md says."""
 
 from __future__ import annotations
 
+import ast
 import json
 import uuid
 from pathlib import Path
 
-from conftest import write_template
+import yaml
+
+from conftest import REPO, write_template
 
 TEMPLATE = """\
     heat_template_version: 2018-08-31
@@ -21,6 +24,38 @@ TEMPLATE = """\
         type: OS::Heat::Value
         properties: {value: {get_param: v}}
     """
+# What Ansible itself adds to a result: no module documents these.
+ANSIBLE_KEYS = {"changed", "failed", "msg", "warnings", "deprecations", "invocation", "exception",
+                "diff", "skipped", "skip_reason"}
+
+
+def documented(module: str) -> dict:
+    """The RETURN documentation of a module of the collection."""
+    tree = ast.parse((REPO / "plugins" / "modules" / f"{module}.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "RETURN":
+            return yaml.safe_load(node.value.value)
+    raise AssertionError(f"{module} has no RETURN")
+
+
+def undocumented(result: dict, returned: dict, where: str = "") -> list[str]:
+    """Keys of ``result`` (mappings and lists of mappings, at any depth) that
+    ``returned`` (a RETURN section, or a ``contains``) does not document."""
+    missing = []
+    for key, value in result.items():
+        if key in ANSIBLE_KEYS and not where:
+            continue
+        if key not in returned:
+            missing.append(where + key)
+            continue
+        contains = returned[key].get("contains")
+        entries = value if isinstance(value, list) else [value]
+        for entry in entries:
+            if contains and isinstance(entry, dict):
+                missing += undocumented(entry, contains, f"{where}{key}.")
+    return sorted(set(missing))
+
+
 SUMMARY_KEYS = {"id", "name", "status", "status_reason", "created", "updated", "revision", "tags",
                 "deletion_protection"}
 
@@ -56,6 +91,11 @@ def test_every_stack_action_returns_the_stack_as_stack_info_does(run_tasks, tmp_
     assert {k: info[k] for k in SUMMARY_KEYS} == rolled_back
     assert run.results["adopted"]["stack"]["name"] == "adopted", run.results["adopted"]
     assert run.results["adopted"]["stack"]["status"] == "ADOPT_COMPLETE"
+    # Every key returned is documented, at every depth (events[].physical_id, stack.revision, ...).
+    for name, module in (("applied", "stack"), ("updated", "stack"), ("rolled_back", "stack_rollback"),
+                         ("info", "stack_info"), ("adopted", "stack_adopt")):
+        missing = undocumented(run.results[name], documented(module))
+        assert not missing, (name, missing)
 
 
 def test_prevent_destroy_refuses_a_deletion_of_a_matching_stack(run_tasks, tmp_path):
