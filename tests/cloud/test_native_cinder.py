@@ -1,0 +1,285 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Native OS::Cinder::Volume and OS::Cinder::VolumeAttachment (and
+OS::Neutron::FloatingIPAssociation) on a real OpenStack, as a member of a project
+(clouds.yaml entry ``hotplay-demo``), through real ansible-playbook with no
+environment: Cinder's ids as physical ids, a volume renamed and extended in place
+(attached too), two stacks naming their volumes alike kept apart, attachments
+made and undone, attributes in Heat's shapes.  What was made is checked through
+openstacksdk, not through what the stack says."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_side_by_side_heat import HeatSide
+
+MEMBER_CLOUD = "hotplay-demo"
+
+VOLUME = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      size: {type: number, default: 1}
+      name: {type: string, default: ""}
+      description: {type: string, default: first}
+    resources:
+      data:
+        type: OS::Cinder::Volume
+        properties:
+          size: {get_param: size}
+          name: {get_param: name}
+          description: {get_param: description}
+          metadata: {tier: db}
+    outputs:
+      id: {value: {get_resource: data}}
+      status: {value: {get_attr: [data, status]}}
+      size: {value: {get_attr: [data, size]}}
+      display_name: {value: {get_attr: [data, display_name]}}
+      metadata: {value: {get_attr: [data, metadata]}}
+      metadata_values: {value: {get_attr: [data, metadata_values]}}
+      attachments: {value: {get_attr: [data, attachments]}}
+      show_size: {value: {get_attr: [data, show, size]}}
+"""
+
+ATTACHED = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      server: {type: string}
+      size: {type: number, default: 1}
+    resources:
+      data:
+        type: OS::Cinder::Volume
+        properties: {size: {get_param: size}}
+      attachment:
+        type: OS::Cinder::VolumeAttachment
+        properties:
+          instance_uuid: {get_param: server}
+          volume_id: {get_resource: data}
+    outputs:
+      volume: {value: {get_resource: data}}
+      attachment: {value: {get_resource: attachment}}
+      status: {value: {get_attr: [data, status]}}
+      attachments: {value: {get_attr: [data, attachments]}}
+      attachments_list: {value: {get_attr: [data, attachments_list]}}
+"""
+
+SNAPSHOT_POLICY = """\
+    heat_template_version: 2018-08-31
+    resources:
+      data:
+        type: OS::Cinder::Volume
+        deletion_policy: Snapshot
+        properties: {size: 1}
+    outputs:
+      id: {value: {get_resource: data}}
+"""
+
+
+@pytest.fixture(scope="session")
+def member(cloud_env: dict[str, str]) -> Any:
+    """openstacksdk as the project member the stacks run as."""
+    import openstack.config
+
+    config = openstack.config.OpenStackConfig(config_files=[cloud_env["OS_CLIENT_CONFIG_FILE"]])
+    return openstack.connection.Connection(config=config.get_one(cloud=MEMBER_CLOUD))
+
+
+@pytest.fixture
+def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
+           member: Any) -> Iterator[Callable[..., Any]]:
+    """``apply(name, template, **options)``: one hotplay.stacks.stack task as the
+    member; every stack applied is deleted at the end."""
+    applied: list[str] = []
+    runs = [0]
+
+    def apply(name: str, template: str, state: str = "present", **options: Any) -> dict[str, Any]:
+        path = tmp_path / f"{name}-{runs[0]}.yaml"
+        path.write_text(textwrap.dedent(template))
+        arguments: dict[str, Any] = {"name": name, "state": state, "cloud": MEMBER_CLOUD, **options}
+        if state == "present":
+            arguments["template"] = str(path)
+            if name not in applied:
+                applied.append(name)
+        runs[0] += 1
+        done = run_tasks([{"name": "t", "register": "done", "hotplay.stacks.stack": arguments}],
+                         name=f"play{runs[0]}", env=cloud_env)
+        result = done.results["done"]
+        assert result is not None, done.stdout
+        return dict(result)
+
+    yield apply
+    for name in reversed(applied):
+        gone = apply(name, "", state="absent")
+        assert not gone.get("failed"), gone.get("msg")
+
+
+def stack_name() -> str:
+    return f"c{uuid.uuid4().hex[:8]}"
+
+
+def ok(result: dict[str, Any]) -> dict[str, Any]:
+    assert not result.get("failed"), result.get("msg")
+    return result
+
+
+def ids(result: dict[str, Any]) -> dict[str, str]:
+    return {entry["name"]: entry["physical_id"] for entry in result["resources"]}
+
+
+@pytest.fixture
+def server(member: Any) -> Iterator[Any]:
+    """A server of the member's, on a network of its own (made with openstacksdk)."""
+    tag = uuid.uuid4().hex[:8]
+    net = member.network.create_network(name=f"cinder-test-{tag}")
+    member.network.create_subnet(network_id=net.id, cidr="10.77.0.0/24", ip_version=4)
+    flavor = member.compute.find_flavor("m1.tiny")
+    image = member.image.find_image("hotplay-tiny")
+    made = member.compute.create_server(name=f"cinder-test-{tag}", flavor_id=flavor.id,
+                                        image_id=image.id, networks=[{"uuid": net.id}])
+    made = member.compute.wait_for_server(made, wait=300)
+    try:
+        yield made
+    finally:
+        member.compute.delete_server(made)
+        member.compute.wait_for_delete(made, wait=300)
+        # Neutron removes the server's port a moment after Nova says it is gone.
+        assert wait_until(lambda: not [p for p in member.network.ports(network_id=net.id)
+                                       if str(p.device_owner).startswith("compute:")])
+        member.network.delete_network(net)
+
+
+def test_a_volume_is_made_renamed_extended_and_deleted_by_id(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = ok(stacks(name, VOLUME))
+    outputs = made["outputs"]
+    volume = member.block_storage.get_volume(outputs["id"])
+    # Cinder's id, Heat's default name, the member's project.
+    assert ids(made) == {"data": volume.id}
+    assert volume.name.startswith(f"{name}-data-") and volume.description == "first"
+    assert (volume.size, volume.status, volume.metadata) == (1, "available", {"tier": "db"})
+    # Heat's shapes: most values as text, metadata as JSON text and as a map.
+    assert (outputs["status"], outputs["size"], outputs["show_size"]) == ("available", "1", 1)
+    assert outputs["display_name"] == volume.name
+    assert outputs["metadata"] == '{"tier": "db"}' and outputs["metadata_values"] == {"tier": "db"}
+    assert outputs["attachments"] == "[]"
+
+    # A new name, description and size in place: the same volume.
+    updated = ok(stacks(name, VOLUME, parameters={"size": 2, "name": f"{name}-mine",
+                                                  "description": "second"}))
+    assert ids(updated) == ids(made)
+    volume = member.block_storage.get_volume(volume.id)
+    assert (volume.name, volume.description, volume.size) == (f"{name}-mine", "second", 2)
+    assert updated["outputs"]["size"] == "2"
+
+    # Shrinking is refused, as Heat refuses it; the volume stays as it was.
+    shrunk = stacks(name, VOLUME, parameters={"size": 1, "name": f"{name}-mine", "description": "second"})
+    assert shrunk.get("failed") and "Shrinking volume is not supported." in shrunk["msg"]
+    assert member.block_storage.get_volume(volume.id).size == 2
+
+    ok(stacks(name, "", state="absent"))
+    assert member.block_storage.find_volume(volume.id) is None
+
+
+def test_two_stacks_with_the_same_volume_name_keep_their_own(stacks: Any, member: Any) -> None:
+    shared = f"same-{uuid.uuid4().hex[:6]}"
+    first, second = stack_name(), stack_name()
+    one = ok(stacks(first, VOLUME, parameters={"name": shared}))
+    two = ok(stacks(second, VOLUME, parameters={"name": shared}))
+    assert one["outputs"]["id"] != two["outputs"]["id"]
+    assert len(list(member.block_storage.volumes(name=shared))) == 2
+    # Deleting the first stack deletes its volume, by id: the second's stays, as it was.
+    ok(stacks(first, "", state="absent"))
+    left = list(member.block_storage.volumes(name=shared))
+    assert [(v.id, v.status) for v in left] == [(two["outputs"]["id"], "available")]
+    # And the second stack still updates its own volume.
+    ok(stacks(second, VOLUME, parameters={"name": shared, "size": 2}))
+    assert member.block_storage.get_volume(two["outputs"]["id"]).size == 2
+
+
+def test_an_attached_volume_is_extended_in_place_and_detached_on_delete(
+        stacks: Any, member: Any, server: Any) -> None:
+    name = stack_name()
+    made = ok(stacks(name, ATTACHED, parameters={"server": server.id}))
+    outputs = made["outputs"]
+    volume = member.block_storage.get_volume(outputs["volume"])
+    # Attached: Nova's attachment id is the volume's; the volume is in use by the server.
+    assert outputs["attachment"] == volume.id
+    assert volume.status == "in-use" and [a["server_id"] for a in volume.attachments] == [server.id]
+    # status and attachments are read when asked (Heat's CACHE_NONE), in Heat's shapes.
+    assert outputs["status"] == "in-use"
+    assert isinstance(outputs["attachments"], str) and server.id in outputs["attachments"]
+    assert [a["server_id"] for a in outputs["attachments_list"]] == [server.id]
+
+    # Extended while attached, in place (Cinder 3.42+): same volume, still attached.
+    extended = ok(stacks(name, ATTACHED, parameters={"server": server.id, "size": 2}))
+    assert ids(extended) == ids(made)
+    volume = member.block_storage.get_volume(volume.id)
+    assert (volume.size, volume.status) == (2, "in-use")
+    assert [a["server_id"] for a in volume.attachments] == [server.id]
+
+    # The delete detaches first (the attachment depends on the volume), then deletes.
+    ok(stacks(name, "", state="absent"))
+    assert member.block_storage.find_volume(volume.id) is None
+    assert list(member.compute.volume_attachments(server.id)) == []
+
+
+def test_deletion_policy_snapshot_backs_the_volume_up_before_the_delete_as_heat_does(
+        stacks: Any, member: Any, conn: Any, heat_client: Any) -> None:
+    """Heat's ``Snapshot`` policy of a volume (handle_snapshot_delete): a Cinder
+    backup, then the delete; the backup is kept.  A backup that fails fails the
+    delete and keeps the volume.  This cloud has no cinder-backup service: Cinder
+    marks the backup ``error``, and Heat beside fails the delete the same way."""
+    backup_service = any(s.binary == "cinder-backup" for s in conn.block_storage.services())
+    name = stack_name()
+    volume = ok(stacks(name, SNAPSHOT_POLICY))["outputs"]["id"]
+    heat = HeatSide(heat_client, textwrap.dedent(SNAPSHOT_POLICY))
+    heat_volume = heat.apply()["id"]
+    try:
+        deleted = stacks(name, "", state="absent")
+        heat_client.delete(heat.name, heat.stack_id)
+        heat_stack = heat_client.wait(heat.name, heat.stack_id, "DELETE")
+        backups = [b for b in member.block_storage.backups() if b.volume_id == volume]
+        heat_backups = [b for b in conn.block_storage.backups() if b.volume_id == heat_volume]
+        if backup_service:
+            ok(deleted)
+            assert heat_stack["stack_status"] == "DELETE_COMPLETE"
+            assert member.block_storage.find_volume(volume) is None
+            assert [b.status for b in backups] == [b.status for b in heat_backups] == ["available"]
+            return
+        # The backup asked for first, as Heat asks for it; its failure fails the
+        # delete with Heat's words (and Cinder's reason), and the volume is kept.
+        assert [b.status for b in backups] == [b.status for b in heat_backups] == ["error"]
+        assert deleted.get("failed") and heat_stack["stack_status"] == "DELETE_FAILED"
+        heats = "Volume backup failed - Unknown status error due to "
+        assert heats in heat_stack["stack_status_reason"] and heats in deleted["msg"]
+        assert backups[0].fail_reason in deleted["msg"]
+        assert member.block_storage.get_volume(volume).status == "available"
+        assert conn.block_storage.get_volume(heat_volume).status == "available"
+    finally:
+        # Tidy up: the backups and the volumes go first, so each stack's delete
+        # finds nothing to back up (NotFound, as Heat treats it) and completes.
+        for backup in [*member.block_storage.backups(), *conn.block_storage.backups()]:
+            if backup.volume_id in (volume, heat_volume):
+                conn.block_storage.delete_backup(backup, ignore_missing=True)
+        for ident in (volume, heat_volume):
+            wait_until(lambda: not [b for b in conn.block_storage.backups(details=False, all_projects=True)
+                                    if b.volume_id == ident])
+            conn.block_storage.delete_volume(ident, ignore_missing=True)
+            wait_until(lambda: conn.block_storage.find_volume(ident, all_projects=True) is None)
+        heat.delete()
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return check()
