@@ -107,7 +107,8 @@ def list_volumes(cloud: CloudSession, ids: Sequence[str]) -> list[Mapping[str, A
     """The volumes of ``ids`` among the project's: one list call (a page per
     thousand volumes).  Cinder lets a member filter by name, not by id, so the
     poll lists the project's volumes and keeps those waited for."""
-    wanted, found = set(ids), []
+    wanted = set(ids)
+    found: list[Mapping[str, Any]] = []
     params: dict[str, Any] = {}
     while True:
         answer = cinder(cloud, "GET", "/volumes/detail", params=params)
@@ -435,8 +436,8 @@ class Volume(CinderResource):
             detach(self.cloud, attachment["server_id"], ident, attachment["id"], self.runtime.sleep)
         if "backup_id" in changed:
             self._restore(ident, changed["backup_id"])
-        if extend:
-            self._extend(ident, new_size)
+        if extend and new_size is not None:
+            self._extend(ident, int(new_size))
         if "read_only" in changed:
             self._set_read_only(ident, changed["read_only"])
         if attachment:
