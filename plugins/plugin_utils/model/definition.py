@@ -507,6 +507,8 @@ class StackDefinition:
                 check_against_facade(defn.type, self._provider(defn.implementation),
                                      f"{path}<{defn.implementation}>", self.environment.parameter_defaults)
             self._check_update_policy(defn.implementation, defn.update_policy, f"{path}.update_policy")
+            if defn.external_id is not None:
+                continue  # Heat's validate_external: an existing thing's properties are not checked
             known = self._check_properties(name, defn.implementation, defn.properties, path)
             if known is not None:
                 self.resources[name] = replace(defn, known_properties=known)

@@ -53,6 +53,8 @@ NOVACLIENT_MAX = (2, 96)
 LEGACY_NETWORKS = "2.36"
 _UUID_LIKE = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 # Statuses a server passes through on its way to ACTIVE (Heat's deferred_server_statuses).
+# Nova's osapi_max_limit: a list shorter than this is the last page.
+_PAGE = 1000
 _DEFERRED = frozenset({"BUILD", "HARD_REBOOT", "PASSWORD", "REBOOT", "RESCUE", "RESIZE",
                        "REVERT_RESIZE", "SHUTOFF", "SUSPENDED", "VERIFY_RESIZE"})
 
@@ -842,12 +844,21 @@ class Server(NovaResource):
             raise
 
     def _list(self, ids: Sequence[str]) -> list[Mapping[str, Any]]:
-        """The servers among ``ids``: one ``GET /servers/detail`` (Nova filters by
-        ``uuid`` as a regular expression: the ids are anchored and joined)."""
-        pattern = "^(" + "|".join(re.escape(i) for i in ids) + ")$"
-        servers: list[Mapping[str, Any]] = self._nova("GET", "/servers/detail",
-                                                      params={"uuid": pattern})["servers"]
-        return [server for server in servers if server.get("id") in ids]
+        """The servers among ``ids``, for the shared polls.  Nova filters by one
+        ``uuid`` only, and for members not at all: one id is one show; several are
+        the project's servers, listed in one call (a page per 1000), picked out."""
+        if len(ids) == 1:
+            shown = self._show(ids[0])
+            return [shown] if shown is not None else []
+        wanted, marker = set(ids), None
+        found: list[Mapping[str, Any]] = []
+        while True:
+            params = {"marker": marker} if marker else None
+            page: list[Mapping[str, Any]] = self._nova("GET", "/servers/detail", params=params)["servers"]
+            found.extend(server for server in page if server.get("id") in wanted)
+            if len(page) < _PAGE or not page:
+                return found
+            marker = str(page[-1]["id"])
 
     def _wait(self, ident: str, done: Callable[[Mapping[str, Any] | None], bool]) -> Mapping[str, Any] | None:
         poller = self.cloud.poller(f"{COMPUTE}:servers", self._list)

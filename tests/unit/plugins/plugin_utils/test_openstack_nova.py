@@ -1,0 +1,360 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pure parts of the native Nova types (resources/openstack/nova.py): Heat 27's
+schemas and hidden spellings, Heat's validation words, when a change replaces a
+server, the create request (microversion, networks, user_data, metadata), the
+one metadata call an update makes, status checks with Heat's messages, the
+custom constraints.  What they do on a real cloud: tests/cloud/test_native_nova.py."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import parse_environment
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
+    TemplateSource,
+    load_template_yaml,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.definition import (
+    StackDefinition,
+    StackIdentity,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import (
+    MASK,
+    ResourceState,
+    resource_class,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack import nova
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.poller import Poller
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import (
+    CloudFailure,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.properties import (
+    validate_properties,
+)
+
+FLAVOR_ID = "f0000000-0000-0000-0000-000000000001"
+IMAGE_ID = "10000000-0000-0000-0000-000000000001"
+NET_ID = "20000000-0000-0000-0000-000000000001"
+PORT_ID = "30000000-0000-0000-0000-000000000001"
+
+
+# -- schemas and hidden spellings ------------------------------------------------------------
+
+def test_a_server_has_heats_update_allowed_properties_and_defaults() -> None:
+    cls = resource_class("OS::Nova::Server")
+    assert cls is nova.Server
+    allowed = {name for name, prop in cls.properties_schema.items() if prop.update_allowed}
+    # Heat 27's server.py.
+    assert allowed == {"name", "image", "flavor", "flavor_update_policy", "image_update_policy",
+                       "networks", "metadata", "software_config_transport",
+                       "user_data_update_policy", "user_data", "admin_pass", "tags",
+                       "deployment_swift_data"}
+    checked = server_properties()
+    assert (checked["flavor_update_policy"], checked["image_update_policy"],
+            checked["user_data_format"], checked["user_data_update_policy"]) == (
+        "RESIZE", "REBUILD", "HEAT_CFNTOOLS", "REPLACE")
+    assert set(cls.attributes_schema) == {"name", "addresses", "networks", "first_address",
+                                          "instance_name", "accessIPv4", "accessIPv6",
+                                          "console_urls", "tags", "os_collect_config"}
+
+
+def definition(template: str) -> StackDefinition:
+    data = load_template_yaml(template, "t.yaml")
+    return StackDefinition(TemplateSource("t.yaml", data, {}), parse_environment({}, "env.yaml"), {},
+                           StackIdentity("s", "s-id"))
+
+
+def test_a_networks_entrys_hidden_uuid_becomes_network() -> None:
+    made = definition("""
+heat_template_version: 2018-08-31
+resources:
+  server:
+    type: OS::Nova::Server
+    properties: {flavor: m1.tiny, image: cirros, networks: [{uuid: private}]}
+""")
+    known = made.resources["server"].known_properties
+    assert known is not None and known["networks"][0]["network"] == "private"
+
+
+def test_a_server_with_external_id_needs_no_flavor_as_in_heat() -> None:
+    # Heat's validate_external: the properties of an existing server are not checked.
+    made = definition("""
+heat_template_version: 2018-08-31
+resources:
+  server:
+    type: OS::Nova::Server
+    external_id: 40000000-0000-0000-0000-000000000001
+""")
+    assert made.resources["server"].external_id is not None
+
+
+def test_a_mappings_hidden_image_id_becomes_image_and_both_fail() -> None:
+    moved = nova.translated_server_properties({"block_device_mapping_v2": [{"image_id": "cirros"}]})
+    assert moved["block_device_mapping_v2"][0]["image"] == "cirros"
+    with pytest.raises(StackValidationFailed, match="block_device_mapping_v2.image, "
+                                                    "block_device_mapping_v2.image_id"):
+        nova.translated_server_properties({"block_device_mapping_v2": [{"image_id": "a", "image": "b"}]})
+
+
+# -- Heat's validation -----------------------------------------------------------------------
+
+def server_properties(**values: Any) -> dict[str, Any]:
+    return validate_properties(nova.Server, {"flavor": "m1.tiny", "image": "cirros", **values},
+                               "resources.server.properties")
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"image": None}, "Neither image nor bootable volume is specified for instance server"),
+    ({"networks": [{"fixed_ip": "10.0.0.5"}]},
+     'One of the properties "network", "port", "allocate_network" or "subnet" should be set for the '
+     'specified network of server "server".'),
+    ({"networks": [{"port": "p", "fixed_ip": "10.0.0.5"}]},
+     "Cannot define the following properties at the same time: networks/fixed_ip, networks/port."),
+    ({"networks": [{"allocate_network": "auto", "network": "n"}]},
+     'Can not specify "allocate_network" with other keys of networks at the same time.'),
+    ({"networks": [{"allocate_network": "auto"}, {"network": "n"}]},
+     'Property "allocate_network" can not be specified if multiple network interfaces set for server.'),
+    ({"networks": [{"port": "p"}], "security_groups": ["web"]},
+     "Cannot define the following properties at the same time: security_groups, networks/port."),
+    ({"networks": [{"network": "n", "floating_ip": "f"}]},
+     'Property "floating_ip" is not supported if only "network" is specified, because the '
+     "corresponding port can not be retrieved."),
+    ({"block_device_mapping": [{"device_name": "vda", "volume_id": "v"}],
+      "block_device_mapping_v2": [{"volume_id": "v"}]},
+     "Cannot define the following properties at the same time: block_device_mapping, "
+     "block_device_mapping_v2."),
+])
+def test_a_server_is_validated_as_heat_validates_it(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(StackValidationFailed) as raised:
+        nova.Server("server", FakeRuntime(FakeCloud())).validate(server_properties(**values))
+    assert raised.value.message == message and raised.value.path == "resources.server"
+
+
+def test_user_data_other_than_raw_is_refused_and_raw_is_not() -> None:
+    server = nova.Server("server", FakeRuntime(FakeCloud()))
+    server.validate(server_properties(user_data="#!/bin/sh", user_data_format="RAW"))
+    server.validate(server_properties())  # no user_data: nothing of Heat's tools is needed
+    with pytest.raises(StackValidationFailed, match="user_data_format HEAT_CFNTOOLS .* RAW"):
+        server.validate(server_properties(user_data="#!/bin/sh"))
+
+
+# -- update or replace ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("change, replaced", [
+    ({"name": "web"}, False),
+    ({"metadata": {"role": "db"}}, False),
+    ({"admin_pass": "new"}, False),
+    ({"flavor": "m1.small"}, False),  # RESIZE, Heat's default
+    ({"flavor": "m1.small", "flavor_update_policy": "REPLACE"}, True),
+    ({"image": "other"}, False),  # REBUILD, Heat's default
+    ({"image": "other", "image_update_policy": "REPLACE"}, True),
+    ({"user_data": "#!/bin/sh", "user_data_format": "RAW"}, True),  # user_data_format itself
+    ({"key_name": "other"}, True),
+    ({"networks": [{"network": "other"}]}, True),
+])
+def test_a_change_replaces_a_server_where_heat_replaces_it(change: dict[str, Any], replaced: bool) -> None:
+    server = nova.Server("server", FakeRuntime(FakeCloud()))
+    old = server_properties(networks=[{"network": "private"}])
+    new = server_properties(**{"networks": [{"network": "private"}], **change})
+    assert (server.replacement_reason(old, new) is not None) is replaced
+
+
+def test_a_user_data_change_replaces_only_with_the_replace_policy() -> None:
+    def reason(policy: str) -> str | None:
+        old = server_properties(user_data_format="RAW", user_data="a", user_data_update_policy=policy)
+        new = server_properties(user_data_format="RAW", user_data="b", user_data_update_policy=policy)
+        return nova.Server("server", FakeRuntime(FakeCloud())).replacement_reason(old, new)
+
+    assert reason("REPLACE") is not None and reason("IGNORE") is None and reason("REBUILD") is None
+
+
+def test_metadata_is_changed_with_one_call_sending_only_what_changed() -> None:
+    live = {"role": "web", "tier": "1"}
+    assert nova.metadata_change(live, {"role": "db", "tier": "1"}) == ("POST", {"role": "db"})
+    assert nova.metadata_change(live, {"role": "web", "tier": "1", "new": "x"}) == ("POST", {"new": "x"})
+    # A key taken out: the whole set, in one PUT (Heat deletes each key, then posts all).
+    assert nova.metadata_change(live, {"tier": "1"}) == ("PUT", {"tier": "1"})
+    assert nova.metadata_change(live, dict(live)) is None
+
+
+def test_metadata_values_that_are_not_text_are_sent_as_json() -> None:
+    assert nova.serialized_metadata({"a": "x", "n": 2, "m": {"k": [1]}}) == {
+        "a": "x", "n": "2", "m": '{"k": [1]}'}
+
+
+def test_an_update_of_metadata_and_name_is_one_call_each() -> None:
+    cloud = FakeCloud()
+    cloud.servers["s1"] = {"id": "s1", "name": "old", "status": "ACTIVE", "metadata": {"role": "web"}}
+    old = server_properties(name="old", metadata={"role": "web"}, networks=[{"network": NET_ID}])
+    new = server_properties(name="new", metadata={"role": "db"}, networks=[{"network": NET_ID}])
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1", properties=old)
+    nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
+    assert cloud.writes() == [("POST", "/servers/s1/metadata", {"metadata": {"role": "db"}}),
+                              ("PUT", "/servers/s1", {"server": {"name": "new"}})]
+
+
+# -- the create request ---------------------------------------------------------------------------
+
+def test_a_create_sends_ids_found_by_name_and_keeps_no_password() -> None:
+    cloud = FakeCloud()
+    runtime = FakeRuntime(cloud)
+    outcome = nova.Server("server", runtime).handle_create(server_properties(
+        flavor="m1.tiny", image="cirros", user_data_format="RAW", user_data="#!/bin/sh\necho hi\n",
+        metadata={"n": 1}, networks=[{"network": "private", "fixed_ip": "10.0.0.5"}, {"port": PORT_ID}],
+        scheduler_hints={"group": "g"}, admin_pass="s3cret"))
+    assert outcome.physical_id == "s1" and runtime.claimed == ["s1"]
+    (request, microversion), = cloud.creates
+    body = request["server"]
+    assert (body["flavorRef"], body["imageRef"], body["name"]) == (FLAVOR_ID, IMAGE_ID, "st-server-abcdefghijkl")
+    assert body["networks"] == [{"uuid": NET_ID, "fixed_ip": "10.0.0.5"}, {"port": PORT_ID}]
+    assert base64.b64decode(body["user_data"]).decode() == "#!/bin/sh\necho hi\n"
+    assert body["metadata"] == {"n": "1"} and body["adminPass"] == "s3cret"
+    assert request["os:scheduler_hints"] == {"group": "g"} and microversion == "2.96"
+    # Nova's answer holds the password it made: nothing of it is kept.
+    assert "nova-made" not in repr(outcome.data)
+
+
+def test_a_server_naming_no_network_is_created_at_236_as_an_operator_caps_heat() -> None:
+    cloud = FakeCloud()
+    nova.Server("server", FakeRuntime(cloud)).handle_create(server_properties())
+    (request, microversion), = cloud.creates
+    assert "networks" not in request["server"] and microversion == "2.36"
+
+
+def test_the_microversion_is_the_clouds_newest_capped_at_novaclients() -> None:
+    assert nova.nova_microversion(FakeCloud(newest="2.104")) == "2.96"
+    assert nova.nova_microversion(FakeCloud(newest="2.60")) == "2.60"
+    old = FakeCloud(newest="2.20")
+    assert not nova.supports(old, "2.37")
+    nova.Server("server", FakeRuntime(old)).handle_create(server_properties())
+    assert old.creates[0][1] == "2.20"  # an old Nova chooses the networks itself anyway
+
+
+def test_admin_pass_is_a_secret() -> None:
+    server = nova.Server("server", FakeRuntime(FakeCloud()))
+    assert server.masked_properties(server_properties(admin_pass="s3cret"))["admin_pass"] == MASK
+
+
+# -- statuses, with Heat's messages ---------------------------------------------------------------
+
+def test_a_server_in_error_fails_with_its_fault() -> None:
+    assert nova._is_active({"status": "BUILD"}) is False
+    assert nova._is_active({"status": "ACTIVE"}) is True
+    with pytest.raises(CloudFailure) as raised:
+        nova._is_active({"status": "ERROR", "fault": {"message": "No valid host was found.", "code": 500}})
+    assert raised.value.heat_reason() == ('ResourceInError: Went to status ERROR due to "Message: No '
+                                          'valid host was found., Code: 500"')
+
+
+def test_a_resize_nova_gave_up_fails_instead_of_waiting_forever() -> None:
+    assert nova._is_resized({"status": "ACTIVE", "OS-EXT-STS:task_state": "resize_prep"}, "m1.small") is False
+    assert nova._is_resized({"status": "VERIFY_RESIZE"}, "m1.small") is True
+    with pytest.raises(CloudFailure, match="Resizing to 'm1.small' failed, status 'ACTIVE'"):
+        nova._is_resized({"status": "ACTIVE", "OS-EXT-STS:task_state": None}, "m1.small")
+
+
+def test_first_address_and_networks_are_heats() -> None:
+    server = {"addresses": {"b-net": [{"addr": "10.0.0.5"}], "a-net": [{"addr": "10.1.0.5"}]}}
+    assert nova.networks_of(server) == {"a-net": ["10.1.0.5"], "b-net": ["10.0.0.5"]}
+    assert nova.first_address(server) == "10.0.0.5"  # the last network by name
+    assert nova.first_address({"addresses": {}}) == ""
+
+
+# -- custom constraints ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("constraint, value, message", [
+    ("nova.flavor", "m1.nope", "No Flavor matching {'name': 'm1.nope'}. (HTTP 404)"),
+    ("glance.image", "nope", "No images matching {'name': 'nope'}."),
+    ("nova.keypair", "nope", "The Key (nope) could not be found."),
+    ("nova.server", "nope", "The Server (nope) could not be found."),
+])
+def test_a_constraint_fails_with_heats_property_error(constraint: str, value: str, message: str) -> None:
+    with pytest.raises(StackValidationFailed) as raised:
+        nova.check_nova_constraint(FakeCloud(), constraint, value, "resources.s.properties.p")
+    assert raised.value.message == (f"Property error: resources.s.properties.p: Error validating "
+                                    f"value '{value}': {message}")
+
+
+def test_constraints_find_by_name_or_id() -> None:
+    cloud = FakeCloud()
+    for constraint, value in (("nova.flavor", "m1.tiny"), ("nova.flavor", FLAVOR_ID),
+                              ("glance.image", "cirros"), ("glance.image", IMAGE_ID),
+                              ("nova.keypair", "mine"), ("nova.keypair", "")):
+        nova.check_nova_constraint(cloud, constraint, value, "p")
+
+
+# -- the fakes --------------------------------------------------------------------------------------
+
+class FakeCloud:
+    """Nova, Glance and Neutron answers for one flavor, image, network and key pair."""
+
+    def __init__(self, newest: str = "2.104") -> None:
+        self.newest = newest
+        self.sent: list[tuple[str, str, Any]] = []
+        self.creates: list[tuple[dict[str, Any], str | None]] = []
+        self.servers: dict[str, dict[str, Any]] = {}
+        self.remembered: dict[tuple[str, ...], Any] = {}
+        self.pollers: dict[str, Poller] = {}
+
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                params: Any = None, microversion: str | None = None) -> Any:
+        self.sent.append((method, path, body))
+        if method == "POST" and path == "/servers":
+            self.creates.append((dict(body or {}), microversion))
+            self.servers["s1"] = {"id": "s1", "name": body["server"]["name"], "status": "ACTIVE"}
+            return {"server": {"id": "s1", "adminPass": "nova-made"}}
+        answer = self._answer(service, method, path, params)
+        if answer is None and method == "GET":
+            raise CloudFailure("not found", 404)
+        return answer
+
+    def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
+        name = (params or {}).get("name") if isinstance(params, Mapping) else None
+        gets = {
+            ("compute", "/"): {"version": {"version": self.newest}},
+            ("compute", f"/flavors/{FLAVOR_ID}"): {"flavor": {"id": FLAVOR_ID, "name": "m1.tiny"}},
+            ("compute", "/flavors/detail"): {"flavors": [{"id": FLAVOR_ID, "name": "m1.tiny"}]},
+            ("compute", "/os-keypairs/mine"): {"keypair": {"name": "mine"}},
+            ("image", f"/images/{IMAGE_ID}"): {"id": IMAGE_ID},
+            ("image", "/images"): {"images": [{"id": IMAGE_ID}] if name == "cirros" else []},
+            ("network", "/networks"): {"networks": [{"id": NET_ID}] if name == "private" else []},
+        }
+        if method == "GET" and path.startswith("/servers/"):
+            server = self.servers.get(path.split("/")[2])
+            return {"server": server} if server else None
+        return gets.get((service, path)) if method == "GET" else None
+
+    def remember(self, key: tuple[str, ...], compute: Any) -> Any:
+        if key not in self.remembered:
+            self.remembered[key] = compute()
+        return self.remembered[key]
+
+    def poller(self, kind: str, lister: Any) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister))
+
+    def writes(self) -> list[tuple[str, str, Any]]:
+        return [call for call in self.sent if call[0] != "GET"]
+
+
+class FakeRuntime:
+    stack_name = "st"
+    stack_id = "stack-id"
+
+    def __init__(self, cloud: FakeCloud) -> None:
+        self.cloud = cloud
+        self.claimed: list[str] = []
+
+    def physical_name(self, resource_name: str) -> str:
+        return f"st-{resource_name}-abcdefghijkl"
+
+    def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
+        self.claimed.append(physical_id)
+
+    def sleep(self, seconds: float) -> None:
+        pass
