@@ -5,7 +5,8 @@ the cloud's Keystone (not Heat's noauth mode): ``start(cloud_dir, heat_venv)``.
 
 Heat runs as a cloud operator would run it: its own ``heat`` service user (also
 the trustee of every stack's trust), the ``orchestration`` endpoint in Keystone's
-catalog, a ``heat`` domain for the users stacks make, its database on the cloud's
+catalog, a ``heat`` domain for the users stacks make and their ``heat_stack_user``
+role, Nova's API capped at microversion 2.36 (so servers naming no networks work), its database on the cloud's
 MariaDB and its RPC on the cloud's RabbitMQ, ``heat-engine`` and Heat's API
 (``heat-wsgi-api``) as two processes.  They are spawned as the cloud's own (their
 process ids in the cloud's ``run/``, their logs in its ``log/``), so ``cloud.py
@@ -24,7 +25,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,12 @@ from cloud import (HOST, REGION, SERVICE_PASSWORD, Cloud, CloudError, admin_conn
 AUTH_ENCRYPTION_KEY = "hotplay-test-cloud-heat-key-0032"
 STACK_DOMAIN = "heat"
 STACK_DOMAIN_ADMIN = "heat_domain_admin"
+STACK_USER_ROLE = "heat_stack_user"
+# Heat's server.py sends no ``networks`` for a server that names none, which Nova
+# refuses from microversion 2.37 on (novaclient: "nics are required after
+# microversion 2.36"); a deployment whose templates name no networks caps Heat's
+# Nova calls at 2.36, where Nova chooses the project's network itself.
+MAX_NOVA_MICROVERSION = "2.36"
 
 
 @dataclass
@@ -43,6 +50,9 @@ class HeatOnCloud:
 
     cloud: Cloud
     port: int
+    # Its engine and API, kept (and reaped when stopped): a Popen dropped while its
+    # process runs is a ResourceWarning, which the tests' pytest.ini makes an error.
+    spawned: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -50,9 +60,9 @@ class HeatOnCloud:
 
     @property
     def database(self) -> str:
-        """A database of its own: each Heat started on the cloud begins empty.  Two
-        must not run at once: their engines would share RabbitMQ's ``engine`` queue
-        and each answer the other's calls."""
+        """A database of its own: each Heat started on the cloud begins empty.  Its
+        RPC goes through an exchange of the same name (``control_exchange``), so
+        two Heats started by two test runs at once never answer each other's calls."""
         return f"heat_{self.port}"
 
     @property
@@ -66,6 +76,19 @@ class HeatOnCloud:
             if pid_file.exists():
                 stop_group(int(pid_file.read_text()))
                 pid_file.unlink()
+        for process in self.spawned:
+            process.wait(timeout=30)
+        self.spawned.clear()
+
+    def spawn(self, name: str, argv: list[str]) -> None:
+        """``Cloud.spawn`` (its own session, output in ``log/NAME.out``, pid in
+        ``run/NAME.pid``), keeping the process."""
+        with open(self.cloud.log / f"{name}.out", "ab") as out:
+            process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True,
+                                       cwd=self.cloud.root)
+        self.spawned.append(process)
+        (self.cloud.run / f"{name}.pid").write_text(str(process.pid))
 
 
 def stop_group(pid: int) -> None:
@@ -101,9 +124,9 @@ def start(cloud_dir: Path, venv: Path) -> HeatOnCloud:
         cloud.check([str(venv / "bin/heat-manage"), f"--config-file={conf}", "db_sync"],
                     "heat-manage")
         engine, api = heat.processes
-        cloud.spawn(engine, [str(venv / "bin/heat-engine"), f"--config-file={conf}"])
-        cloud.spawn(api, [str(venv / "bin/heat-wsgi-api"), f"--host={HOST}",
-                          f"--port={heat.port}", "--", f"--config-file={conf}"])
+        heat.spawn(engine, [str(venv / "bin/heat-engine"), f"--config-file={conf}"])
+        heat.spawn(api, [str(venv / "bin/heat-wsgi-api"), f"--host={HOST}",
+                         f"--port={heat.port}", "--", f"--config-file={conf}"])
         wait_until("Heat's API", lambda: answers(cloud, heat), timeout=180, every=0.5)
         wait_until("Heat's engine", lambda: engine_up(cloud, heat.database), timeout=180, every=1)
     except BaseException:
@@ -169,6 +192,10 @@ def register(cloud: Cloud, url: str) -> None:
         conn.identity.create_user(name=STACK_DOMAIN_ADMIN, password=SERVICE_PASSWORD,
                                   domain_id=domain.id)
     conn.identity.assign_domain_role_to_user(domain, domain_admin, admin)
+    # The role Heat gives the users it makes for a stack's servers (its
+    # heat_stack_user_role option): a deployment creates it with Heat.
+    if conn.identity.find_role(STACK_USER_ROLE) is None:
+        conn.identity.create_role(name=STACK_USER_ROLE)
 
 
 def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
@@ -177,6 +204,7 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
     sections: dict[str, dict[str, object]] = {
         "DEFAULT": {
             "transport_url": cloud.transport_url, "log_file": cloud.log / f"{heat.database}.log",
+            "control_exchange": heat.database,
             "debug": False, "host": "hotplay-heat", "num_engine_workers": 1,
             "region_name_for_services": REGION,
             "auth_encryption_key": AUTH_ENCRYPTION_KEY,
@@ -189,6 +217,8 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
             "environment_dir": cloud.data / "heat/environment.d",
             "template_dir": cloud.data / "heat/templates",
             "max_resources_per_stack": -1,
+            "max_nova_api_microversion": MAX_NOVA_MICROVERSION,
+            "heat_stack_user_role": STACK_USER_ROLE,
             # Stacks go from this Heat to hotplay and back (tests/cloud/test_adopt_openstack.py):
             # abandon data (stack export, abandon) and stack adopt are off in a stock Heat.
             "enable_stack_abandon": True, "enable_stack_adopt": True,
