@@ -61,9 +61,9 @@ def test_parallelism_caps_resources_acted_on_at_once(run_tasks, tmp_path):
     assert serial["stack"]["status"] == "CREATE_COMPLETE", serial
     assert most_in_progress(serial["events"]) == 1
     assert deleted["stack"]["status"] == "DELETE_COMPLETE", deleted
-    assert most_in_progress(deleted["events"]) == 2
+    assert 1 < most_in_progress(deleted["events"]) <= 2
     # The default (128) does not hold independent resources back.
-    assert most_in_progress(parallel["events"]) == 4
+    assert most_in_progress(parallel["events"]) > 2
     assert zero["failed"] and "parallelism must be at least 1" in zero["msg"]
 
 
@@ -113,8 +113,10 @@ def test_template_body_as_mapping_text_or_lookup(run_tasks, tmp_path):
         stack_task("both", template_body=INLINE, template=str(tmp_path / "inline.yaml.j2")),
         {"hotplay.stacks.stack": {"name": "stack-bad", "template_body": "resources: [unclosed"},
          "register": "bad"},
+        {"hotplay.stacks.stack": {"name": "stack-list", "template_body": [1, 2]}, "register": "listed"},
     ])
     mapping, looked_up, both, bad = (run.results[k] for k in ("mapping", "looked_up", "both", "bad"))
+    assert run.results["listed"]["msg"] == "template_body: expected the template as text or a mapping, got list"
     assert mapping["outputs"] == {"said": "hello world"}, mapping
     assert looked_up["stack"]["status"] == "CREATE_COMPLETE", looked_up
     assert looked_up["outputs"] == {"v": "templated"}
