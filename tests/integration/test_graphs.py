@@ -7,7 +7,7 @@ their full status and a legend for the kind of graph."""
 from __future__ import annotations
 
 import shutil
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 import yaml
 

@@ -28,8 +28,8 @@ INFRASTRUCTURE_TEMPLATE = str(EXAMPLES / "software" / "infrastructure.yaml")
     ("software", {"software_template": SOFTWARE_TEMPLATE, "software_parameters": ["a"]}, "software_parameters"),
 ], ids=["infrastructure-no-template", "infrastructure-parameters-not-a-dict", "infrastructure-environment-not-a-list",
         "software-no-template", "software-rollback-not-a-bool", "software-parameters-not-a-dict"])
-def test_a_wrong_role_variable_is_refused_naming_it_before_any_stack_is_touched(tmp_path, store_url, run_tasks,
-                                                                              role, variables, refusal):
+def test_a_wrong_role_variable_is_refused_naming_it_before_any_stack_is_touched(
+        tmp_path, store_url, run_tasks, role, variables, refusal):
     run = run_tasks([{"ansible.builtin.include_role": {"name": f"hotplay.stacks.{role}"},
                       "vars": {**variables, "hotplay_store": store_url}}])
     assert run.rc != 0

@@ -10,7 +10,7 @@ import json
 import re
 import shutil
 import subprocess
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 import pytest
 
@@ -138,7 +138,7 @@ def test_every_fill_meets_wcag_aa_in_dot_and_mermaid(palette):
     nodes = [GraphNode(f"r{index}", "OS::Heat::None", state) for index, state in enumerate(states)]
     dot = render(nodes, {}, "dot", palette)
     pairs = set(re.findall(r'fillcolor="(#[0-9a-f]{6})", fontcolor="(#[0-9a-f]{6})"', dot))
-    assert {fill for fill, _ in pairs} == {colour.fill for colour in palette.colours.values()}
+    assert {pair[0] for pair in pairs} == {colour.fill for colour in palette.colours.values()}
     mermaid = render(nodes, {}, "mermaid", palette)
     pairs |= set(re.findall(r"fill:(#[0-9a-f]{6}),color:(#[0-9a-f]{6})", mermaid))
     for fill, text in pairs:
