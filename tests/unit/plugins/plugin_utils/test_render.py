@@ -16,6 +16,7 @@ import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.adapters.render import (
     PLAN, STATUS, GraphNode, render)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.plan import PLAN_KEYS
 
 # Names Heat accepts as resource names that mean something in DOT, HTML, SVG or Mermaid.
 NAMES = ["c\\", "a\\N", 'say "hi"', "<b>x</b>", "a|b", "{x}", "with space", "ünïcødé €", "#35;",
@@ -130,6 +131,11 @@ def _wcag_luminance(colour: str) -> float:
 def _contrast(one: str, other: str) -> float:
     high, low = sorted((_wcag_luminance(one), _wcag_luminance(other)), reverse=True)
     return (high + 0.05) / (low + 0.05)
+
+
+def test_every_plan_action_has_its_own_colour_and_meaning():
+    assert set(PLAN.colours) == set(PLAN_KEYS)
+    assert len({colour.fill for colour in PLAN.colours.values()}) == len(PLAN_KEYS)
 
 
 @pytest.mark.parametrize("palette", [PLAN, STATUS], ids=["plan", "status"])
