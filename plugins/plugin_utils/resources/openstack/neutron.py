@@ -18,8 +18,10 @@ attributes are read live and shown as Neutron answers them.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -971,3 +973,107 @@ class FloatingIP(NeutronResource):
                            "fixed_ip_address": properties.get("fixed_ip_address")}
             live = self._call("PUT", f"/{current.physical_id}", {self.entity: association})[self.entity]
         return Outcome(current.physical_id, self._cached(live))
+
+
+# -- OS::Neutron::FloatingIPAssociation -------------------------------------------------------
+
+@register
+class FloatingIPAssociation(NeutronResource):
+    """OS::Neutron::FloatingIPAssociation: a floating IP (made elsewhere) put on a
+    port.  Its physical id is, as Heat's, a number of the engine's own (Heat's
+    resource id in its database), not Neutron's: the association is a state of the
+    floating IP, whose id belongs to the floating IP's resource.  Every property
+    changes in place: the address moves."""
+
+    type_name = "OS::Neutron::FloatingIPAssociation"
+    kind = NeutronKind("floatingip", "/floatingips", "floatingips")
+    entity = "floatingip"
+    properties_schema = {
+        "floatingip_id": PropertySchema("string", required=True, update_allowed=True,
+                                        description="ID of the floating IP to associate."),
+        "port_id": PropertySchema("string", required=True, update_allowed=True,
+                                  description="ID of an existing port with at least one IP address "
+                                              "to associate with this floating IP."),
+        "fixed_ip_address": PropertySchema("string", update_allowed=True,
+                                           description="IP address to use if the port has multiple "
+                                                       "addresses."),
+    }
+    attributes_schema: ClassVar[Mapping[str, Any]] = {}
+    custom_constraints = {"port_id": "neutron.port"}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's ``ip_addr`` constraint on the fixed address."""
+        address = properties.get("fixed_ip_address")
+        if address is not None and not _is_ip(str(address)):
+            raise self.refuse(f"Property error: resources.{self.name}.properties.fixed_ip_address: "
+                              f"Error validating value '{address}': Invalid IP address")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        ident = _association_id()
+        self.runtime.claim_physical_id(self.name, ident)
+        body = {k: v for k, v in properties.items() if k != "floatingip_id" and v is not None}
+        self._put(str(properties["floatingip_id"]), body)
+        return Outcome(ident)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's: off the old floating IP when that changes, then the (new or
+        unchanged) port and address on the (new or unchanged) floating IP."""
+        old = current.properties
+        changed = {k: v for k, v in properties.items() if old.get(k) != v}
+        if not changed:
+            return Outcome(current.physical_id, current.data)
+        if "floatingip_id" in changed:
+            self._disassociate(str(old["floatingip_id"]))
+        self._put(str(changed.get("floatingip_id") or old["floatingip_id"]),
+                  {"port_id": changed.get("port_id") or old.get("port_id"),
+                   "fixed_ip_address": changed.get("fixed_ip_address") or old.get("fixed_ip_address")})
+        return Outcome(current.physical_id, current.data)
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if current.physical_id and current.properties.get("floatingip_id"):
+            self._disassociate(str(current.properties["floatingip_id"]))
+
+    def _put(self, floating_ip: str, body: Mapping[str, Any]) -> None:
+        self._call("PUT", f"/{floating_ip}", {self.entity: body})
+
+    def _disassociate(self, floating_ip: str) -> None:
+        try:
+            self._put(floating_ip, {"port_id": None})
+        except CloudFailure as error:
+            if not error.not_found:
+                raise
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return None  # Heat's association shows nothing
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        """Whether the floating IP is still on the template's port."""
+        if not state.physical_id:
+            return {"drifted": None, "msg": "nothing was created yet"}
+        live = self._show(str(state.properties.get("floatingip_id"))) or {}
+        keys = [key for key in ("port_id", "fixed_ip_address")
+                if state.properties.get(key) is not None and live.get(key) != state.properties.get(key)]
+        return {"drifted": bool(keys), "changed_keys": keys,
+                "diff": {"before": {k: state.properties.get(k) for k in keys},
+                         "after": {k: live.get(k) for k in keys}}}
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        live = self._show(str(state.properties.get("floatingip_id"))) if state.physical_id else None
+        return live is not None and live.get("port_id") == state.properties.get("port_id")
+
+    def needs_replace_failed(self, current: ResourceState) -> bool:
+        return not current.physical_id
+
+
+def _association_id() -> str:
+    """A number, as Heat's id of an association is (its database's resource id):
+    no two associations of any stack share one."""
+    return str(uuid.uuid4().int % 10**12)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
