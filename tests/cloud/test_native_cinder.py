@@ -10,7 +10,10 @@ openstacksdk, not through what the stack says."""
 
 from __future__ import annotations
 
+import http.server
+import socket
 import textwrap
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -79,6 +82,54 @@ SNAPSHOT_POLICY = """\
         properties: {size: 1}
     outputs:
       id: {value: {get_resource: data}}
+"""
+
+ASSOCIATED = """\
+    heat_template_version: 2018-08-31
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.78.0.0/24}
+      router:
+        type: OS::Neutron::Router
+        properties: {external_gateway_info: {network: public}}
+      interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+      first:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: subnet}}]}
+      second:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: subnet}}]}
+      address:
+        type: OS::Neutron::FloatingIP
+        properties: {floating_network: public}
+      association:
+        type: OS::Neutron::FloatingIPAssociation
+        depends_on: interface
+        properties: {floatingip_id: {get_resource: address}, port_id: {get_resource: first}}
+"""
+
+WEB_IMAGE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      url: {type: string}
+      tags: {type: comma_delimited_list, default: first}
+    resources:
+      image:
+        type: OS::Glance::WebImage
+        properties:
+          location: {get_param: url}
+          disk_format: raw
+          container_format: bare
+          tags: {get_param: tags}
+          extra_properties: {made_by: hotplay}
+    outputs:
+      id: {value: {get_resource: image}}
+      status: {value: {get_attr: [image, show, status]}}
 """
 
 
@@ -274,6 +325,77 @@ def test_deletion_policy_snapshot_backs_the_volume_up_before_the_delete_as_heat_
             conn.block_storage.delete_volume(ident, ignore_missing=True)
             wait_until(lambda: conn.block_storage.find_volume(ident, all_projects=True) is None)
         heat.delete()
+
+
+def test_a_floating_ip_association_moves_the_address_and_lets_it_go(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = ok(stacks(name, ASSOCIATED))
+    physical = ids(made)
+    address = member.network.get_ip(physical["address"])
+    # Heat's id of an association: a number of its own, not the floating IP's.
+    assert physical["association"].isdigit() and address.port_id == physical["first"]
+
+    # Another port: the same association and address, moved in place.
+    moved = ok(stacks(name, ASSOCIATED.replace("port_id: {get_resource: first}",
+                                               "port_id: {get_resource: second}")))
+    assert ids(moved) == physical
+    assert member.network.get_ip(address.id).port_id == physical["second"]
+
+    # The association gone from the template: the address is let go, and kept.
+    without = ASSOCIATED[:ASSOCIATED.index("      association:")]
+    ok(stacks(name, without))
+    assert member.network.get_ip(address.id).port_id is None
+    ok(stacks(name, "", state="absent"))
+    assert member.network.find_ip(address.id) is None
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """A disk image served over HTTP from this machine: its URL, and the paths asked
+    for.  Glance's web-download refuses loopback addresses and, by default, ports
+    other than 80 and 443: the server listens on port 80 of this machine's own
+    address."""
+    (tmp_path / "disk.raw").write_bytes(bytes(range(256)) * 16)
+    asked: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+            asked.append(self.path)
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect(("10.255.255.255", 1))  # no packet: only the route's source address
+    address = probe.getsockname()[0]
+    probe.close()
+    server = http.server.ThreadingHTTPServer((address, 80), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{address}/disk.raw", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_web_image_is_imported_by_glance_from_its_url(stacks: Any, member: Any,
+                                                        served: tuple[str, list[str]]) -> None:
+    url, asked = served
+    name = stack_name()
+    made = ok(stacks(name, WEB_IMAGE, parameters={"url": url}))
+    image = member.image.get_image(made["outputs"]["id"])
+    # Glance fetched the data itself (web-download), and the image is active.
+    assert asked == ["/disk.raw"] and made["outputs"]["status"] == "active"
+    assert (image.status, image.size, image.disk_format, image.tags) == ("active", 4096, "raw", ["first"])
+    assert image.properties.get("made_by") == "hotplay"
+    # Tags change in place: the same image.
+    retagged = ok(stacks(name, WEB_IMAGE, parameters={"url": url, "tags": "second,third"}))
+    assert ids(retagged) == ids(made)
+    assert sorted(member.image.get_image(image.id).tags) == ["second", "third"]
+    ok(stacks(name, "", state="absent"))
+    assert member.image.find_image(image.id) is None
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 60) -> bool:

@@ -15,4 +15,4 @@ Part of the resources stage: may import core, language, store and the rest of
 # One import per service module: importing registers its types.
 from . import neutron  # noqa: F401
 from . import nova  # noqa: F401
-from . import cinder  # noqa: F401
+from . import cinder, glance  # noqa: F401
