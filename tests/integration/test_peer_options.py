@@ -94,8 +94,8 @@ INLINE = {
     "resources": {"note": {"type": "OS::Heat::Value",
                            "properties": {"value": {"get_file": "files/note.txt"}}}},
     "outputs": {"said": {"value": {"str_replace": {
-        "template": "$g $n", "params": {"$g": {"get_param": "greeting"},
-                                         "$n": {"get_attr": ["note", "value"]}}}}}},
+        "template": "$g $n",
+        "params": {"$g": {"get_param": "greeting"}, "$n": {"get_attr": ["note", "value"]}}}}}},
 }
 
 

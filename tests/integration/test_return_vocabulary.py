@@ -73,6 +73,7 @@ def test_every_stack_action_returns_the_stack_as_stack_info_does(run_tasks, tmp_
     ])
     # Adopted as another Heat stack: the same one is refused (managed here already).
     exported = json.loads(Path(abandon).read_text())
+    assert exported["tags"] == ["a"]  # Heat's abandon data carries the stack's tags
     Path(abandon).write_text(json.dumps({**exported, "id": str(uuid.uuid4()), "name": "adopted"}))
     run.results.update(run_tasks([
         {"hotplay.stacks.stack_adopt": {"abandon_file": abandon}, "register": "adopted"},

@@ -91,4 +91,5 @@ def _stack_data(store: Store, stack: StackRecord) -> dict[str, Any]:
             "resource_data": cls.abandon_data(state) if cls is not None else {},
         }
     return {"name": stack.name, "id": stack.id, "action": stack.action, "status": stack.status,
-            "resources": resources, "project_id": "", "stack_user_project_id": "", "tags": []}
+            "resources": resources, "project_id": "", "stack_user_project_id": "",
+            "tags": list(stack.tags)}
