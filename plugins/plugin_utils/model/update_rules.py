@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import HotplayError
 from ..language.functions.base import resolve
-from ..resources.base import Resource
+from ..resources.base import Resource, resource_class
 from ..store.base import ResourceState, Store
 
 ADDED, UNCHANGED, UPDATED, REPLACED = "added", "unchanged", "updated", "replaced"
@@ -120,7 +120,7 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
     resource is then updated, with the same properties, to put it right."""
     if record is None or is_new(record):
         return Decision(ADDED, "new resource")
-    if record.implementation != declared.implementation:
+    if record.implementation != declared.implementation and not provider_swap(record, declared):
         return Decision(REPLACED, f"type changed from {record.type} to {declared.type}")
     if record.status != "COMPLETE":
         return _not_complete(store, handler, record)
@@ -155,6 +155,14 @@ def resolved_extras(declared: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return dict(resolve(declared.metadata) or {}), dict(resolve(declared.update_policy) or {})
 
 
+def provider_swap(record: ResourceState, declared: Any) -> bool:
+    """One provider template for another: Heat updates the resource in place (both
+    are its TemplateResource: update.py replaces only when the class changes), its
+    nested stack updated to the new template, what both have kept."""
+    return bool(record.implementation) and resource_class(record.implementation) is None \
+        and declared.is_provider
+
+
 def definition_changes(declared: Any, record: ResourceState) -> list[str]:
     """What changed besides the properties, as a preview names it."""
     found = []
@@ -167,7 +175,10 @@ def definition_changes(declared: Any, record: ResourceState) -> list[str]:
             found.append("metadata changed")
         if update_policy != dict(record.update_policy):
             found.append("update_policy changed")
-    if declared.type != record.type:
+    if declared.implementation != record.implementation:
+        found.append(f"provider template changed from {record.implementation} to "
+                     f"{declared.implementation}: its nested stack is updated")
+    elif declared.type != record.type:
         # Another name for the same type or template (a renamed registry alias):
         # Heat compares what the names resolve to, and updates in place.
         found.append(f"type renamed from {record.type} to {declared.type}")

@@ -845,6 +845,7 @@ class StackRun:
         fresh = self._new_state(defn, "UPDATE", "IN_PROGRESS")
         state = replace(record, action="UPDATE", status="IN_PROGRESS", status_reason="",
                         type=defn.type,  # a renamed alias of the same type
+                        implementation=defn.implementation,  # or another provider template
                         deletion_policy=defn.deletion_policy, metadata=fresh.metadata,
                         update_policy=fresh.update_policy)
         self.save(state, "state changed")
