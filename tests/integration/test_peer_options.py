@@ -130,6 +130,7 @@ def test_deletion_protection_refuses_an_ad_hoc_delete_until_lifted(run_tasks, tm
     run = run_tasks([
         stack_task("protected", template=template, deletion_protection=True),
         stack_task("refused", state="absent"),
+        {**stack_task("previewed", state="absent"), "check_mode": True},
         stack_task("still", template=template),  # left out: the protection stays
         stack_task("lifted", state="absent", deletion_protection=False),
     ])
@@ -140,6 +141,8 @@ def test_deletion_protection_refuses_an_ad_hoc_delete_until_lifted(run_tasks, tm
     assert "Stack stack-peer has deletion protection: it was not deleted" in refused["msg"]
     assert "deletion_protection: false" in refused["msg"]
     assert refused["stack"]["status"] == "CREATE_COMPLETE"
+    # A preview fails where the deletion would.
+    assert run.results["previewed"]["failed"] and "has deletion protection" in run.results["previewed"]["msg"]
     assert still["changed"] is False and still["stack"]["deletion_protection"] is True
     assert lifted["stack"]["status"] == "DELETE_COMPLETE", lifted
 
