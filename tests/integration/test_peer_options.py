@@ -73,6 +73,7 @@ def test_tags_are_kept_returned_and_shown(run_tasks, tmp_path, store_url):
         stack_task("tagged", template=template, tags=["env=prod", "team-a"]),
         stack_task("kept", template=template),  # no tags given: the stored ones stay
         {"hotplay.stacks.stack_info": {"name": "stack-peer"}, "register": "info"},
+        {**stack_task("preview", template=template, tags=["env=test"]), "check_mode": True},
         stack_task("retagged", template=template, tags=["env=test"]),
         stack_task("comma", template=template, tags=["a,b"]),
     ])
@@ -81,6 +82,9 @@ def test_tags_are_kept_returned_and_shown(run_tasks, tmp_path, store_url):
     assert tagged["stack"]["tags"] == ["env=prod", "team-a"], tagged
     assert kept["changed"] is False and kept["stack"]["tags"] == ["env=prod", "team-a"]
     assert info["stack"]["tags"] == ["env=prod", "team-a"]
+    # A preview of new tags says it would change, and writes nothing.
+    assert run.results["preview"]["changed"] is True
+    assert run.results["preview"]["stack"]["tags"] == ["env=prod", "team-a"]
     # Only the tags change: the task says so, and no revision is added for it.
     assert retagged["changed"] is True and retagged["stack"]["tags"] == ["env=test"]
     assert retagged["stack"]["revision"] == 1 and retagged["events"] == []
