@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential stress clean
+.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential stress docs clean
 
 venv: $(BIN)/.installed
 
@@ -51,6 +51,11 @@ integration: install test-deps
 
 sanity: venv
 	bash scripts/sanity.sh
+
+# The documentation site (antsibull-docs, Sphinx) in .build/docs/html, warnings as
+# errors; its tools in a venv of their own (.build/docs-venv, docs/requirements.txt).
+docs:
+	bash scripts/docs.sh
 
 clean:
 	rm -rf $(BUILD)
