@@ -13,6 +13,7 @@ socket, so a new connection costs no new handshake."""
 
 from __future__ import annotations
 
+import base64
 import contextvars
 import os
 import threading
@@ -22,6 +23,8 @@ from typing import Any
 from ansible import constants as C
 from ansible.errors import AnsibleConnectionFailure, AnsibleError, AnsibleValueOmittedError
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.parsing.mod_args import RAW_PARAM_MODULES
+from ansible.parsing.splitter import parse_kv
 from ansible.plugins.loader import become_loader, connection_loader
 from ansible.template import trust_as_template
 
@@ -105,22 +108,57 @@ class PlayHost:
         return self._reached(_with_message(result))
 
     def run_tasks(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
-        """An ``ansible`` config: each task one module call, its arguments templated
-        with the deployment's inputs; ``register: NAME`` makes an output."""
+        """An ``ansible`` config: each task one module call, its arguments (a map, or
+        ``key=value`` text as a playbook writes them) templated with the deployment's
+        inputs; ``register: NAME`` makes an output.  A config that names
+        ``heat_outputs_path`` gets it, as Heat's ansible hook gives it: a path on the
+        host whose ``<path>.NAME`` files are read back as the outputs."""
+        if not _names_outputs_path(tasks):
+            return self._run_task_list(tasks, dict(variables))
+        made = self.run_module("ansible.builtin.tempfile", {"state": "directory",
+                                                            "prefix": "hotplay-outputs-"})
+        if made.get("failed") or not made.get("path"):
+            return _task_failure([], "heat_outputs_path: cannot make a directory for the outputs on "
+                                 f"{self.name}: {made.get('msg', '')}", {})
+        folder = str(made["path"])
+        try:
+            result = self._run_task_list(tasks, {**variables, "heat_outputs_path": f"{folder}/outputs"})
+            result["outputs"] = {**result["outputs"], **self._output_files(folder)}
+            return result
+        finally:
+            self.run_module("ansible.builtin.file", {"path": folder, "state": "absent"})
+
+    def _run_task_list(self, tasks: list[dict[str, Any]], variables: dict[str, Any]) -> dict[str, Any]:
         outputs: dict[str, Any] = {}
         lines: list[str] = []
-        templar = self._action._templar.copy_with_new_env(available_variables=dict(variables))
-        for task in tasks:
+        templar = self._action._templar.copy_with_new_env(available_variables=variables)
+        for index, task in enumerate(tasks):
             module, arguments = _task_call(task)
-            result = self.run_module(module, templar.template(_trusted(arguments)))
+            try:
+                arguments = templar.template(_trusted(arguments))
+            except AnsibleError as error:  # an undefined variable: the task's author's to fix
+                where = f"task {index}" + (f" ({task['name']})" if task.get("name") else "")
+                return _task_failure(lines, f"{where}: {error.message}", outputs)
+            result = self.run_module(module, arguments)
             lines.append(f"{module}: {'changed' if result.get('changed') else 'ok'}")
             if task.get("register"):
                 outputs[str(task["register"])] = _plain(result)
             if result.get("failed"):
-                return {"deploy_status_code": 1, "deploy_stdout": "\n".join(lines),
-                        "deploy_stderr": str(result.get("msg", "")), "outputs": outputs}
+                return _task_failure(lines, str(result.get("msg", "")), outputs)
         return {"deploy_status_code": 0, "deploy_stdout": "\n".join(lines), "deploy_stderr": "",
                 "outputs": outputs}
+
+    def _output_files(self, folder: str) -> dict[str, str]:
+        """The ``outputs.NAME`` files the tasks wrote in ``folder``, by NAME."""
+        found = self.run_module("ansible.builtin.find", {"paths": folder, "patterns": "outputs.*"})
+        outputs: dict[str, str] = {}
+        for entry in found.get("files") or []:
+            path = str(entry.get("path", ""))
+            read = self.run_module("ansible.builtin.slurp", {"src": path})
+            if not read.get("failed"):
+                name = os.path.basename(path)[len("outputs."):]
+                outputs[name] = base64.b64decode(read.get("content", "")).decode("utf-8", "replace")
+        return outputs
 
     def learned_facts(self) -> dict[str, Any]:
         """What ansible-core learned of the host so far that later calls reuse."""
@@ -303,10 +341,24 @@ def _trusted(value: Any) -> Any:
 
 
 def _task_call(task: Mapping[str, Any]) -> tuple[str, Any]:
+    """The task's module and its arguments as a map (``key=value`` text parsed as
+    ansible-playbook parses it; the free form of command, shell... as ``_raw_params``)."""
     calls = [key for key in task if key not in ("name", "register")]
     if len(calls) != 1:
         raise HotplayError(f"an ansible config task needs exactly one module: {sorted(task)}")
-    return calls[0], task[calls[0]] or {}
+    module, arguments = calls[0], task[calls[0]]
+    if isinstance(arguments, str):
+        return module, parse_kv(arguments, check_raw=module in RAW_PARAM_MODULES)
+    return module, arguments or {}
+
+
+def _names_outputs_path(tasks: list[dict[str, Any]]) -> bool:
+    return "heat_outputs_path" in repr(tasks)
+
+
+def _task_failure(lines: list[str], message: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    return {"deploy_status_code": 1, "deploy_stdout": "\n".join(lines), "deploy_stderr": message,
+            "outputs": outputs}
 
 
 def _plain(result: Mapping[str, Any]) -> dict[str, Any]:
