@@ -81,6 +81,7 @@ def summarize_stack(stack: StackRecord) -> dict[str, Any]:
         "name": stack.name, "id": stack.id, "status": stack.stack_status,
         "status_reason": stack.status_reason, "created": stack.created,
         "updated": stack.updated, "revision": stack.revision,
+        "tags": list(stack.tags), "deletion_protection": stack.deletion_protection,
     }
 
 
