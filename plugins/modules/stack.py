@@ -994,9 +994,11 @@ graph:
   description:
     - The dependency graph in the format O(graph) asks for, each resource labelled
       with its path, type and plan action and coloured by the action (added green,
-      updated yellow, replaced orange, deleted red, unchanged grey). An arrow
-      goes from a resource to the one that needs it; resources of nested stacks
-      hang off their parent with a dashed line.
+      updated yellow, replaced orange, deleted red, unchanged grey), its text black
+      or white for WCAG AA contrast, with a legend of the colours, the arrow and the
+      dashed line (shortened in the sample). An arrow goes from a resource to the
+      one that needs it; resources of nested stacks hang off their parent with a
+      dashed line.
   returned: when O(graph) is set and O(state=present)
   type: str
   sample: |
@@ -1004,6 +1006,15 @@ graph:
       n0["database<br/>OS::Heat::TestResource<br/>replaced"]:::replaced
       n1["app<br/>OS::Heat::Value<br/>updated"]:::updated
       n0 --> n1
+      subgraph legend ["Legend. Colour: what this run does to the resource"]
+        direction TB
+        legend1["updated: changed in place"]:::updated
+        legend2["replaced: a new one created, the old one deleted"]:::replaced
+        legend_a["a"]:::legendtext -->|"b needs a: a is created first"| legend_b["b"]:::legendtext
+      end
+      classDef updated fill:#f9a825,color:#000000
+      classDef replaced fill:#ef6c00,color:#000000
+      classDef legendtext fill:none,stroke:none
 hooks_pending:
   description:
     - The breakpoints (Heat's hooks) the stack is paused at, nested stacks

@@ -40,9 +40,13 @@ options:
   graph:
     description:
       - Also return the stack's recorded dependency graph as RV(stack.graph), each
-        resource coloured by its state (C(COMPLETE) green, C(IN_PROGRESS) yellow,
-        C(FAILED) red, not created yet, C(INIT), grey), with the resources of
-        nested stacks down to O(nested_depth) under their parent.
+        resource labelled with its full status and coloured by how the status ends
+        (C(*_COMPLETE) green, C(*_IN_PROGRESS) yellow, C(*_FAILED) red,
+        C(INIT_COMPLETE), not created yet, grey), with the resources of nested
+        stacks down to O(nested_depth) under their parent.
+      - Text is black or white, whichever reads better on its fill (WCAG AA
+        contrast); a legend says what each colour, an arrow and a dashed line mean.
+        Any resource name Heat accepts is drawn as it is written.
       - V(dot) is Graphviz source, V(mermaid) a Mermaid flowchart, V(svg) an image
         made by Graphviz's C(dot) command, which must be installed on the
         controller (otherwise the task fails saying so).
@@ -564,17 +568,25 @@ stack:
     graph:
       description:
         - The recorded dependency graph in the format O(graph) asks for, each
-          resource labelled with its path, type and status and coloured by its
-          status. An arrow goes from a resource to the one that needs it;
-          resources of nested stacks hang off their parent with a dashed line.
+          resource labelled with its path, type and full status and coloured by
+          its status, with a legend (shortened in the sample). An arrow goes from a
+          resource to the one that needs it; resources of nested stacks hang off
+          their parent with a dashed line.
       type: str
       returned: when O(graph) is set
       sample: |
         digraph stack {
           rankdir=LR;
           node [shape=box, style="rounded,filled", fontname="Helvetica"];
-          "network" [label="network\nOS::Heat::None\nCOMPLETE", fillcolor="#2e7d32"];
-          "server" [label="server\nOS::Heat::TestResource\nFAILED", fillcolor="#c62828"];
+          "network" [label="network\nOS::Heat::None\nCREATE_COMPLETE", fillcolor="#2e7d32", fontcolor="#ffffff"];
+          "server" [label="server\nOS::Heat::TestResource\nCREATE_FAILED", fillcolor="#c62828", fontcolor="#ffffff"];
           "network" -> "server";
+          subgraph cluster_legend {
+            label="Legend. Colour: the state the resource is in"; fontname="Helvetica"; style=dashed;
+            "/legend/COMPLETE" [label="*_COMPLETE: its last action finished", fillcolor="#2e7d32", fontcolor="#ffffff"];
+            "/legend/a" [label="a", shape=plaintext, style=""];
+            "/legend/b" [label="b", shape=plaintext, style=""];
+            "/legend/a" -> "/legend/b" [label="b needs a: a is created first"];
+          }
         }
 """
