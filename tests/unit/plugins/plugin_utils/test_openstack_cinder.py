@@ -295,3 +295,25 @@ def _answers_nothing(request: Callable[..., Any]) -> Callable[..., Any]:
 
 def test_a_constraint_of_another_service_is_not_cinders() -> None:
     assert cinder.check_cinder_constraint(FakeCinder(), "neutron.network", "x", "p") is False  # type: ignore[arg-type]
+
+
+# -- attachments ----------------------------------------------------------------------------
+
+def test_an_attachment_update_detaches_then_attaches_as_the_new_properties_say() -> None:
+    other = "88888888-2222-4333-8444-555555555555"
+    cloud = FakeCinder(volumes={VOLUME: attached_volume()})
+    old = validate_properties(cinder.VolumeAttachment, {"instance_uuid": SERVER, "volume_id": VOLUME,
+                                                        "mountpoint": "/dev/vdb"}, "p")
+    new = {**old, "instance_uuid": other}
+    state = ResourceState("att", "OS::Cinder::VolumeAttachment", "CREATE", physical_id=VOLUME, properties=old)
+    attachment = cinder.VolumeAttachment("att", FakeRuntime(cloud))  # type: ignore[arg-type]
+    outcome = attachment.handle_update(state, new)
+    assert cloud.writes() == [
+        ("DELETE", f"/servers/{SERVER}/os-volume_attachments/{VOLUME}", None),
+        ("POST", f"/servers/{other}/os-volume_attachments",
+         {"volumeAttachment": {"volumeId": VOLUME, "device": "/dev/vdb"}})]
+    assert outcome.physical_id == VOLUME
+    # Nothing changed: nothing is detached (Heat acts on a property diff only).
+    cloud.sent.clear()
+    attachment.handle_update(state, old)
+    assert cloud.writes() == []
