@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cloud import (HOST, REGION, SERVICE_PASSWORD, Cloud, CloudError, admin_connection,
-                   authtoken, ini, service_auth, wait_until)
+                   authtoken, ini, rabbit_env, service_auth, wait_until)
 
 # Heat refuses to start unless its credential-encryption key is 32 characters.
 AUTH_ENCRYPTION_KEY = "hotplay-test-cloud-heat-key-0032"
@@ -61,8 +61,9 @@ class HeatOnCloud:
     @property
     def database(self) -> str:
         """A database of its own: each Heat started on the cloud begins empty.  Its
-        RPC goes through an exchange of the same name (``control_exchange``), so
-        two Heats started by two test runs at once never answer each other's calls."""
+        RPC runs in a RabbitMQ virtual host of the same name: two Heats started by
+        two test runs at once never take each other's calls (oslo.messaging names
+        the engine's queue after its topic, ``engine``, whatever the exchange)."""
         return f"heat_{self.port}"
 
     @property
@@ -79,6 +80,8 @@ class HeatOnCloud:
         for process in self.spawned:
             process.wait(timeout=30)
         self.spawned.clear()
+        subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "delete_vhost", self.database],
+                       capture_output=True, check=False, env={**os.environ, **rabbit_env(self.cloud)})
 
     def spawn(self, name: str, argv: list[str]) -> None:
         """``Cloud.spawn`` (its own session, output in ``log/NAME.out``, pid in
@@ -121,6 +124,7 @@ def start(cloud_dir: Path, venv: Path) -> HeatOnCloud:
         register(cloud, heat.url)
         conf = write_config(cloud, venv, heat)
         create_database(cloud, heat.database)
+        create_vhost(cloud, heat.database)
         cloud.check([str(venv / "bin/heat-manage"), f"--config-file={conf}", "db_sync"],
                     "heat-manage")
         engine, api = heat.processes
@@ -163,6 +167,15 @@ def create_database(cloud: Cloud, database: str) -> None:
                     f"CREATE DATABASE IF NOT EXISTS {database}"], capture_output=True, check=True)
 
 
+def create_vhost(cloud: Cloud, vhost: str) -> None:
+    """A RabbitMQ virtual host for one Heat's RPC, open to the cloud's user."""
+    ctl = "/usr/lib/rabbitmq/bin/rabbitmqctl"
+    env = {**os.environ, **rabbit_env(cloud)}
+    subprocess.run([ctl, "add_vhost", vhost], capture_output=True, check=False, env=env)
+    subprocess.run([ctl, "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"],
+                   capture_output=True, check=True, env=env)
+
+
 def register(cloud: Cloud, url: str) -> None:
     """The heat service user, the orchestration endpoint (this run's port: an
     earlier run's endpoint is replaced), the stack users' domain and its admin."""
@@ -203,8 +216,8 @@ def write_config(cloud: Cloud, venv: Path, heat: HeatOnCloud) -> Path:
     heat_url = f"http://{HOST}:{heat.port}"
     sections: dict[str, dict[str, object]] = {
         "DEFAULT": {
-            "transport_url": cloud.transport_url, "log_file": cloud.log / f"{heat.database}.log",
-            "control_exchange": heat.database,
+            "transport_url": cloud.transport_url + heat.database,
+            "log_file": cloud.log / f"{heat.database}.log",
             "debug": False, "host": "hotplay-heat", "num_engine_workers": 1,
             "region_name_for_services": REGION,
             "auth_encryption_key": AUTH_ENCRYPTION_KEY,

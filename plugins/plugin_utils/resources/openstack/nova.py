@@ -726,14 +726,13 @@ class Server(NovaResource):
             if cached:
                 return cached
         if name == "os_collect_config":
-            declared = self.runtime.declared(self.name)
-            metadata = declared.metadata if declared is not None else None
-            return (metadata or {}).get("os-collect-config", {}) if isinstance(metadata, Mapping) else {}
+            return self._collect_config()
         live = self._show(state.physical_id)
         if live is None:
             return ""
         readers: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-            "show": dict,
+            # Heat's show: the server as Nova shows it, and os_collect_config.
+            "show": lambda s: {"os_collect_config": self._collect_config(), **s},
             "name": lambda s: s.get("name"),
             "addresses": self._addresses,
             "networks": lambda s: self._with_network_ids(networks_of(s)),
@@ -746,6 +745,12 @@ class Server(NovaResource):
         }
         reader = readers.get(name)
         return reader(live) if reader else None
+
+    def _collect_config(self) -> Any:
+        """Heat's: the ``os-collect-config`` key of the resource's metadata."""
+        declared = self.runtime.declared(self.name)
+        metadata = declared.metadata if declared is not None else None
+        return metadata.get("os-collect-config", {}) if isinstance(metadata, Mapping) else {}
 
     def _addresses(self, server: Mapping[str, Any]) -> dict[str, Any]:
         """Heat's ``_get_server_addresses``: the server's ports as Neutron has them,
@@ -1140,6 +1145,101 @@ class ServerGroup(NovaResource):
             if error.not_found:
                 return None
             raise
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        return self.attribute(state, "show") is not None
+
+
+# -- OS::Nova::Flavor -----------------------------------------------------------------------------------
+
+@register
+class Flavor(NovaResource):
+    """OS::Nova::Flavor: a flavor (Nova lets admins make them); its extra specs and,
+    for a private flavor, the projects that may use it change in place."""
+
+    type_name = "OS::Nova::Flavor"
+    properties_schema = {
+        "tenants": PropertySchema("list", default=[], update_allowed=True, schema=PropertySchema("string")),
+        "flavorid": PropertySchema("string"),
+        "name": PropertySchema("string"),
+        "ram": PropertySchema("integer", required=True),
+        "vcpus": PropertySchema("integer", required=True),
+        "disk": PropertySchema("integer", default=0),
+        "swap": PropertySchema("integer", default=0),
+        "ephemeral": PropertySchema("integer", default=0),
+        "rxtx_factor": PropertySchema("number", default=1.0),
+        "extra_specs": PropertySchema("map", update_allowed=True),
+        "is_public": PropertySchema("boolean", default=True),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttributeSchema]] = {
+        "is_public": AttributeSchema(type="boolean"), "extra_specs": AttributeSchema(type="map")}
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's: ``flavorid`` auto and Heat's default name when not given; then
+        the extra specs, and a private flavor's projects (the session's when none)."""
+        body = {"name": properties.get("name") or self.runtime.physical_name(self.name),
+                "id": properties.get("flavorid") or None, "ram": properties["ram"],
+                "vcpus": properties["vcpus"], "disk": properties.get("disk") or 0,
+                "swap": properties.get("swap") or 0,
+                "OS-FLV-EXT-DATA:ephemeral": properties.get("ephemeral") or 0,
+                "rxtx_factor": properties.get("rxtx_factor") or 1.0,
+                "os-flavor-access:is_public": properties.get("is_public", True)}
+        made = self._nova("POST", "/flavors", {"flavor": body})["flavor"]
+        ident = str(made["id"])
+        self.runtime.claim_physical_id(self.name, ident)
+        if properties.get("extra_specs"):
+            self._set_specs(ident, properties["extra_specs"])
+        if not properties.get("is_public", True):
+            for project in properties.get("tenants") or [self.cloud.project_id]:
+                self._access(ident, "addTenantAccess", project)
+        return Outcome(ident)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        ident = current.physical_id
+        if current.properties.get("extra_specs") != properties.get("extra_specs"):
+            old = self._nova("GET", f"/flavors/{ident}/os-extra_specs").get("extra_specs") or {}
+            for key in old:
+                self._gone_is_fine(functools.partial(
+                    self._nova, "DELETE", f"/flavors/{ident}/os-extra_specs/{quote(key, safe='')}"))
+            if properties.get("extra_specs"):
+                self._set_specs(ident, properties["extra_specs"])
+        if current.properties.get("tenants") != properties.get("tenants") and \
+                not properties.get("is_public", True):
+            listed = self._nova("GET", f"/flavors/{ident}/os-flavor-access")["flavor_access"]
+            old_projects = {item["tenant_id"] for item in listed}
+            new_projects = set(properties.get("tenants") or [])
+            for project in sorted(old_projects - new_projects):
+                self._access(ident, "removeTenantAccess", project)
+            for project in sorted(new_projects - old_projects):
+                self._access(ident, "addTenantAccess", project)
+        return Outcome(ident)
+
+    def _set_specs(self, ident: str, specs: Mapping[str, Any]) -> None:
+        self._nova("POST", f"/flavors/{ident}/os-extra_specs",
+                   {"extra_specs": {str(k): str(v) for k, v in specs.items()}})
+
+    def _access(self, ident: str, action: str, project: str) -> None:
+        self._nova("POST", f"/flavors/{ident}/action", {action: {"tenant": project}})
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if current.physical_id:
+            self._gone_is_fine(functools.partial(self._nova, "DELETE", f"/flavors/{current.physical_id}"))
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """Heat's: read when asked."""
+        if not state.physical_id:
+            return None
+        try:
+            if name == "extra_specs":
+                return self._nova("GET", f"/flavors/{state.physical_id}/os-extra_specs")["extra_specs"]
+            flavor = self._nova("GET", f"/flavors/{state.physical_id}")["flavor"]
+        except CloudFailure as error:
+            if error.not_found:
+                return None
+            raise
+        if name == "is_public":
+            return flavor.get("os-flavor-access:is_public")
+        return dict(flavor) if name == "show" else None
 
     def check_healthy(self, state: ResourceState) -> bool:
         return self.attribute(state, "show") is not None
