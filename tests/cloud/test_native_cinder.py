@@ -335,6 +335,22 @@ def test_a_volume_from_an_image_by_name_and_heats_constraint_messages(stacks: An
     assert (volume.is_bootable, made["outputs"]["bootable"]) == (True, "true")
 
 
+def test_a_volume_changed_behind_the_stack_is_drift_and_converge_puts_it_back(
+        stacks: Any, member: Any, run_tasks: Any, cloud_env: dict[str, str]) -> None:
+    name = stack_name()
+    made = ok(stacks(name, VOLUME, parameters={"name": f"{name}-mine"}))
+    ident = made["outputs"]["id"]
+    member.block_storage.update_volume(ident, name=f"{name}-renamed", description="changed")
+    done = run_tasks([{"name": "t", "register": "done", "hotplay.stacks.stack_info": {
+        "name": name, "cloud": MEMBER_CLOUD, "drift": True}}], name="drift", env=cloud_env)
+    report = done.results["done"]
+    assert report["drifted"] == ["data"], report.get("drift")
+    assert report["drift"]["data"]["changed_keys"] == ["name", "description"]
+    ok(stacks(name, VOLUME, parameters={"name": f"{name}-mine"}, converge=True))
+    volume = member.block_storage.get_volume(ident)
+    assert (volume.name, volume.description) == (f"{name}-mine", "first")
+
+
 def test_two_stacks_with_the_same_volume_name_keep_their_own(stacks: Any, member: Any) -> None:
     shared = f"same-{uuid.uuid4().hex[:6]}"
     first, second = stack_name(), stack_name()

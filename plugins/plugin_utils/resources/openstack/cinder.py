@@ -410,8 +410,12 @@ class Volume(CinderResource):
         name and description, metadata, retype; then (detached first when the
         change needs it) a restore, the extend, the access mode; attached again."""
         ident, old = current.physical_id, current.properties
-        changed = {k: v for k, v in properties.items() if old.get(k) != v}
         volume = self._live(ident)
+        changed = {k: v for k, v in properties.items() if old.get(k) != v}
+        # What drifted is put back, as Heat's converge does (a size is never shrunk).
+        for key in drifted_volume_keys(properties, volume):
+            if key != "size":
+                changed.setdefault(key, properties[key])
         if "name" in changed or "description" in changed:
             names = {"name": changed.get("name") or old.get("name") or self.runtime.physical_name(self.name),
                      "description": changed.get("description") or old.get("description")}
