@@ -209,7 +209,8 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
     applied: list[str] = []
     runs = [0]
 
-    def apply(name: str, template: str, state: str = "present", **options: Any) -> dict[str, Any]:
+    def apply(name: str, template: str, state: str = "present", check: bool = False,
+              **options: Any) -> dict[str, Any]:
         path = tmp_path / f"{name}-{runs[0]}.yaml"
         path.write_text(textwrap.dedent(template))
         arguments: dict[str, Any] = {"name": name, "state": state, "cloud": MEMBER_CLOUD, **options}
@@ -218,8 +219,10 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
             if name not in applied:
                 applied.append(name)
         runs[0] += 1
-        done = run_tasks([{"name": "t", "register": "done", "hotplay.stacks.stack": arguments}],
-                         name=f"play{runs[0]}", env=cloud_env)
+        task: dict[str, Any] = {"name": "t", "register": "done", "hotplay.stacks.stack": arguments}
+        if check:
+            task["check_mode"] = True
+        done = run_tasks([task], name=f"play{runs[0]}", env=cloud_env)
         result = done.results["done"]
         assert result is not None, done.stdout
         return dict(result)
@@ -349,6 +352,27 @@ def test_a_volume_changed_behind_the_stack_is_drift_and_converge_puts_it_back(
     ok(stacks(name, VOLUME, parameters={"name": f"{name}-mine"}, converge=True))
     volume = member.block_storage.get_volume(ident)
     assert (volume.name, volume.description) == (f"{name}-mine", "first")
+
+
+def test_check_mode_writes_nothing_to_cinder(stacks: Any, member: Any) -> None:
+    """Previews of a create and of an extend: Cinder sees reads only."""
+    access = Path(os.environ["HOTPLAY_CLOUD_DIR"]) / "log" / "cinder.access"
+    name = stack_name()
+
+    def writes(mark: int) -> list[str]:
+        return [line for line in cinder_requests(mark) if re.search(r" (POST|PUT|DELETE) ", line)]
+
+    mark = access.stat().st_size
+    preview = ok(stacks(name, VOLUME, check=True))
+    assert preview["changed"] and preview["plan"]["added"] == ["data"]
+    assert writes(mark) == []
+    assert not [v for v in member.block_storage.volumes() if v.name.startswith(f"{name}-")]
+    made = ok(stacks(name, VOLUME))
+    mark = access.stat().st_size
+    preview = ok(stacks(name, VOLUME, check=True, parameters={"size": 2}))
+    assert (preview["plan"]["updated"], preview["plan"]["replaced"]) == (["data"], [])
+    assert writes(mark) == []
+    assert member.block_storage.get_volume(made["outputs"]["id"]).size == 1
 
 
 def test_two_stacks_with_the_same_volume_name_keep_their_own(stacks: Any, member: Any) -> None:
