@@ -3,7 +3,8 @@
 """The pure parts of the native Cinder types (resources/openstack/cinder.py): Heat
 27's schemas and validation words, attribute values in Heat's shapes, the calls an
 update makes (Heat's handle_update order, detach around what needs it), Heat's
-Snapshot deletion policy, the constraints' messages and the microversion.  What
+Snapshot deletion policy, the constraints' messages and the microversion; and
+the calls of OS::Neutron::FloatingIPAssociation and OS::Glance::WebImage.  What
 they do on a real cloud is tested in tests/cloud/test_native_cinder.py."""
 
 from __future__ import annotations
@@ -317,3 +318,57 @@ def test_an_attachment_update_detaches_then_attaches_as_the_new_properties_say()
     cloud.sent.clear()
     attachment.handle_update(state, old)
     assert cloud.writes() == []
+
+
+# -- the floating IP association and the web image (their pure parts) ------------------------
+
+class Recorder:
+    """A cloud that answers every call with an empty item and records it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, Any]] = []
+
+    def request(self, service: str, method: str, path: str, body: Any = None, params: Any = None,
+                microversion: str | None = None) -> Any:
+        self.sent.append((method, path, body))
+        return {"floatingip": {}, "id": "i1", "status": "active"}
+
+
+def test_an_association_moves_the_address_and_lets_the_old_one_go() -> None:
+    cloud = Recorder()
+    association = resource_class("OS::Neutron::FloatingIPAssociation")
+    assert association is not None
+    handler = association("assoc", FakeRuntime(cloud))  # type: ignore[arg-type]
+    made = handler.handle_create({"floatingip_id": "f1", "port_id": "p1", "fixed_ip_address": None})
+    assert made.physical_id.isdigit() and cloud.sent == [("PUT", "/floatingips/f1", {"floatingip": {"port_id": "p1"}})]
+    cloud.sent.clear()
+    state = ResourceState("assoc", association.type_name, "CREATE", physical_id=made.physical_id,
+                          properties={"floatingip_id": "f1", "port_id": "p1", "fixed_ip_address": None})
+    moved = handler.handle_update(state, {"floatingip_id": "f2", "port_id": "p2", "fixed_ip_address": None})
+    assert moved.physical_id == made.physical_id
+    assert cloud.sent == [("PUT", "/floatingips/f1", {"floatingip": {"port_id": None}}),
+                          ("PUT", "/floatingips/f2", {"floatingip": {"port_id": "p2", "fixed_ip_address": None}})]
+    cloud.sent.clear()
+    handler.handle_delete(state)
+    assert cloud.sent == [("PUT", "/floatingips/f1", {"floatingip": {"port_id": None}})]
+    with pytest.raises(StackValidationFailed, match="Error validating value '10.0.0': Invalid IP address"):
+        handler.validate({"floatingip_id": "f1", "port_id": "p1", "fixed_ip_address": "10.0.0"})
+
+
+def test_a_web_image_refuses_what_heat_refuses_and_what_it_cannot_patch_yet() -> None:
+    image = resource_class("OS::Glance::WebImage")
+    assert image is not None
+    cloud = Recorder()
+    handler = image("img", FakeRuntime(cloud))  # type: ignore[arg-type]
+    with pytest.raises(StackValidationFailed, match="Invalid mix of disk and container formats"):
+        handler.validate({"container_format": "ami", "disk_format": "raw"})
+    with pytest.raises(StackValidationFailed,
+                       match="members property should only be specified for visibility with value shared."):
+        handler.validate({"container_format": "bare", "members": ["p"], "visibility": "private"})
+    state = ResourceState("img", image.type_name, "CREATE", physical_id="i1",
+                          properties={"visibility": "private", "tags": ["a"], "active": True})
+    with pytest.raises(ResourceFailure, match="Changing visibility of an OS::Glance::WebImage in place"):
+        handler.handle_update(state, {**state.properties, "visibility": "public"})
+    assert cloud.sent == []
+    handler.handle_update(state, {**state.properties, "tags": ["b"]})
+    assert cloud.sent == [("PUT", "/images/i1/tags/b", None), ("DELETE", "/images/i1/tags/a", None)]
