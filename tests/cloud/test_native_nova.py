@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import textwrap
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -108,6 +109,23 @@ BAD_FLAVOR = """\
         properties: {image: hotplay-tiny, flavor: m1.nope, networks: [{network: public}]}
 """
 
+GROUP_AND_FLAVOR = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      specs: {type: json, default: {"hw:cpu_policy": shared}}
+    resources:
+      group:
+        type: OS::Nova::ServerGroup
+        properties: {policies: [soft-anti-affinity]}
+      flavor:
+        type: OS::Nova::Flavor
+        properties: {ram: 128, vcpus: 1, disk: 1, is_public: false, extra_specs: {get_param: specs}}
+    outputs:
+      group: {value: {get_attr: [group, show]}}
+      specs: {value: {get_attr: [flavor, extra_specs]}}
+      public: {value: {get_attr: [flavor, is_public]}}
+"""
+
 # A public key only (its private half was thrown away).
 PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIPcE2XbENz1QD9f47FgX3Y2y6s+ELNOQqZfTs+R7kwM hotplay-test"
 
@@ -132,16 +150,19 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
     (tmp_path / "key.pub").write_text(PUBLIC_KEY)
 
     def apply(name: str, template: str, state: str = "present", check: bool = False,
-              **options: Any) -> dict[str, Any]:
+              cloud: str = MEMBER_CLOUD, rollback: bool = False, **options: Any) -> dict[str, Any]:
         runs[0] += 1
         path = tmp_path / f"{name}-{runs[0]}.yaml"
         path.write_text(textwrap.dedent(template))
-        arguments: dict[str, Any] = {"name": name, "state": state, "cloud": MEMBER_CLOUD, **options}
+        arguments: dict[str, Any] = {"name": name, "state": state, "cloud": cloud, **options}
         if state == "present":
             arguments["template"] = str(path)
-            if name not in applied:
-                applied.append(name)
+            if name not in [n for n, _ in applied]:
+                applied.append((name, cloud))
         task: dict[str, Any] = {"name": "t", "register": "done", "hotplay.stacks.stack": arguments}
+        if rollback:
+            task = {"name": "t", "register": "done",
+                    "hotplay.stacks.stack_rollback": {"name": name, "cloud": cloud}}
         if check:
             task["check_mode"] = True
         done = run_tasks([task], name=f"play{runs[0]}", env=cloud_env)
@@ -150,10 +171,10 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
         return dict(result)
 
     yield apply
-    for name in applied:
-        gone = apply(name, "", state="absent")
+    for name, cloud in applied:
+        gone = apply(name, "", state="absent", cloud=cloud)
         assert not gone.get("failed"), gone.get("msg")
-    assert left_behind(member, applied) == []
+    assert left_behind(member, [name for name, _ in applied]) == []
 
 
 def left_behind(member: Any, prefixes: list[str]) -> list[str]:
@@ -232,6 +253,21 @@ def test_a_flavor_change_with_replace_makes_a_new_server_on_the_same_port(
     assert member.compute.get_server(after["on_port"]).flavor["original_name"] == "m1.small"
 
 
+def test_a_rollback_gives_the_pre_made_port_back_to_the_old_server(stacks: Any, member: Any) -> None:
+    """Heat's restore_prev_rsrc: the replaced server (kept by keep_replaced) is
+    swapped back, and the port its replacement took goes back to it."""
+    name = stack_name()
+    first = ids(ok(stacks(name, ON_A_PORT, parameters={"key": name, "flavor_update_policy": "REPLACE"})))
+    change = {"key": name, "flavor_update_policy": "REPLACE", "flavor": "m1.small"}
+    second = ids(ok(stacks(name, ON_A_PORT, parameters=change, keep_replaced=600)))["on_port"]
+    assert second != first["on_port"]
+    assert member.network.get_port(first["port"]).device_id == second
+    back = ok(stacks(name, "", rollback=True))
+    assert ids(back) == first
+    assert member.network.get_port(first["port"]).device_id == first["on_port"]
+    assert member.compute.find_server(second) is None
+
+
 def test_a_flavor_change_with_resize_keeps_the_server(stacks: Any, member: Any) -> None:
     name = stack_name()
     before = ids(ok(stacks(name, ON_A_PORT, parameters={"key": name})))
@@ -255,13 +291,14 @@ def allows_resize_to_same_host() -> bool:
 
 
 def test_a_server_naming_no_network_is_put_on_the_projects_network(stacks: Any, member: Any) -> None:
+    # Nova 2.104 refuses a server without networks from 2.37 on: the create is made
+    # at 2.36, where Nova chooses (the project's own network, none when it has none).
     name = stack_name()
-    made = stacks(name, NO_NETWORKS)
-    ok(made)
+    made = ok(stacks(name, NO_NETWORKS))
     server = member.compute.get_server(ids(made)["server"])
     assert server.status == "ACTIVE"
-    visible = [n.name for n in member.network.networks()]
-    assert list(made["outputs"]["addresses"])[:1] == [visible[0]] if len(visible) == 1 else True
+    own = {n.name for n in member.network.networks(project_id=member.current_project_id)}
+    assert set(server.addresses) <= own
 
 
 def test_external_id_adopts_a_server_and_leaves_it_on_delete(stacks: Any, member: Any) -> None:
@@ -278,9 +315,249 @@ def test_external_id_adopts_a_server_and_leaves_it_on_delete(stacks: Any, member
     assert member.compute.get_server(server_id).status == "ACTIVE"
 
 
+def test_a_server_group_and_a_private_flavor_as_the_admin(stacks: Any, conn: Any) -> None:
+    name = stack_name()
+    made = ok(stacks(name, GROUP_AND_FLAVOR, cloud="hotplay"))
+    physical, outputs = ids(made), made["outputs"]
+    assert outputs["group"]["policy"] == "soft-anti-affinity"
+    assert re.fullmatch(rf"{name}-group-[a-z0-9]{{12}}", outputs["group"]["name"])
+    flavor = conn.compute.get_flavor(physical["flavor"])
+    assert re.fullmatch(rf"{name}-flavor-[a-z0-9]{{12}}", flavor.name) and flavor.is_public is False
+    assert (outputs["specs"], outputs["public"]) == ({"hw:cpu_policy": "shared"}, False)
+    # Extra specs change in place: the same flavor, the old keys gone.
+    changed = ok(stacks(name, GROUP_AND_FLAVOR, cloud="hotplay", parameters={"specs": {"quota:cpu_shares": "512"}}))
+    assert ids(changed) == physical and changed["outputs"]["specs"] == {"quota:cpu_shares": "512"}
+    ok(stacks(name, "", state="absent", cloud="hotplay"))
+    assert conn.compute.find_flavor(physical["flavor"]) is None
+    assert conn.compute.find_server_group(physical["group"]) is None
+
+
 def test_a_bad_flavor_fails_validation_with_heats_message(stacks: Any) -> None:
     name = stack_name()
     refused = stacks(name, BAD_FLAVOR)
     assert refused["failed"] and "stack_status" not in refused
     assert refused["msg"] == ("Property error: resources.server.properties.flavor: Error validating "
                               "value 'm1.nope': No Flavor matching {'name': 'm1.nope'}. (HTTP 404)")
+
+
+# -- beside Heat ----------------------------------------------------------------------------------------
+# The same templates through the real Heat engine (heat_on_cloud.py), as the same
+# member of the same project: what each made, read back from Nova and Neutron, and
+# every output must be the same.
+
+BESIDE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      server_name: {type: string, default: ""}
+      role: {type: string, default: app}
+      flavor: {type: string, default: m1.tiny}
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.61.0.0/24}
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.61.0.10}]
+      server:
+        type: OS::Nova::Server
+        properties:
+          name: {get_param: server_name}
+          image: hotplay-tiny
+          flavor: {get_param: flavor}
+          flavor_update_policy: REPLACE
+          metadata: {role: {get_param: role}}
+          networks: [{port: {get_resource: port}}]
+    outputs:
+      ids: {value: {net: {get_resource: net}, subnet: {get_resource: subnet},
+                    port: {get_resource: port}, server: {get_resource: server}}}
+      first_address: {value: {get_attr: [server, first_address]}}
+      networks: {value: {get_attr: [server, networks]}}
+      addresses: {value: {get_attr: [server, addresses]}}
+      name: {value: {get_attr: [server, name]}}
+      show: {value: {get_attr: [server, show]}}
+"""
+
+# What differs between any two things the cloud makes, whoever asks.
+VOLATILE = {"created_at", "updated_at", "created", "updated", "revision_number", "mac_address",
+            "OS-EXT-IPS-MAC:mac_addr", "id", "standard_attr_id", "hostId", "links",
+            "OS-SRV-USG:launched_at", "progress", "provider:segmentation_id"}
+# A server's ``flavor`` in ``show`` is an id below microversion 2.47 and the flavor's
+# details from it on: Heat beside runs at 2.36 (heat_on_cloud.MAX_NOVA_MICROVERSION).
+MICROVERSION_SHAPED = {"flavor"}
+
+
+@pytest.fixture
+def member_heat(heat_on_the_cloud: Any, member: Any) -> Any:
+    """Heat's API for the member's project, with the member's token."""
+    from heat_peer import HeatClient
+
+    return HeatClient(f"{heat_on_the_cloud.url}/{member.current_project_id}", poll=0.5,
+                      timeout=300, token=member.auth_token)
+
+
+class Beside:
+    """One template on both sides; ``apply``, ``preview`` and ``delete`` each side."""
+
+    def __init__(self, heat_client: Any, stacks: Callable[..., dict[str, Any]], template: str) -> None:
+        from test_side_by_side_heat import HeatSide
+
+        self.heat = HeatSide(heat_client, textwrap.dedent(template))
+        self.stacks, self.template = stacks, template
+        self.name = f"p{uuid.uuid4().hex[:8]}"
+
+    def apply(self, **parameters: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        heat = self.heat.apply(**parameters)
+        hotplay = ok(self.stacks(self.name, self.template, parameters=parameters))["outputs"]
+        return heat, hotplay
+
+    def preview(self, **parameters: str) -> tuple[list[str], list[str]]:
+        """The resources each side's preview would replace."""
+        heat = self.heat.client.preview_update(self.heat.name, self.heat.stack_id, {
+            "template": self.heat.template, "parameters": parameters})
+        hotplay = ok(self.stacks(self.name, self.template, check=True, parameters=parameters))
+        return sorted(r["resource_name"] for r in heat["replaced"]), sorted(hotplay["plan"]["replaced"])
+
+    def delete(self) -> None:
+        delete_on_heat(self.heat)
+        ok(self.stacks(self.name, "", state="absent"))
+
+
+def delete_on_heat(side: Any) -> None:
+    """Delete one side's Heat stack and wait until it is gone: Heat's API shows a
+    member's deleted stack as NotFound (an admin's, as DELETE_COMPLETE)."""
+    from heat_peer import HeatError
+
+    if not side.stack_id:
+        return
+    side.client.delete(side.name, side.stack_id)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            status = side.client.show(side.name, side.stack_id)["stack_status"]
+        except HeatError as error:
+            if error.code == 404:
+                return
+            raise
+        assert status != "DELETE_FAILED", side.client.show(side.name, side.stack_id)
+        if status == "DELETE_COMPLETE":
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"Heat's stack {side.name} was not deleted in 300 s")
+
+
+def comparable(value: Any, labels: Any, shaped: frozenset[str] = frozenset()) -> Any:
+    """An output without what differs between any two things, ids and names as labels."""
+    if isinstance(value, dict):
+        return {labels.value(key): comparable(item, labels) for key, item in value.items()
+                if key not in VOLATILE and key not in shaped}
+    if isinstance(value, list):
+        items = [comparable(item, labels) for item in value]
+        return sorted(items, key=repr) if all(isinstance(i, dict) for i in items) else items
+    return labels.value(value)
+
+
+def same_shape(heat: dict[str, Any], hotplay: dict[str, Any]) -> list[str]:
+    """Where the two sides differ; a server's ``show`` on the keys both microversions
+    have (Heat beside runs at 2.36: later ones add keys, and shape ``flavor``)."""
+    from test_side_by_side_heat import differences
+
+    common = set(heat["outputs"]["show"]) & set(hotplay["outputs"]["show"])
+    for side in (heat, hotplay):
+        side["outputs"]["show"] = {k: v for k, v in side["outputs"]["show"].items() if k in common}
+    found: list[str] = differences(heat, hotplay)
+    return found
+
+
+def described(member: Any, stack: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The server and port as Nova and Neutron have them, and the outputs, labelled."""
+    from test_side_by_side_heat import Labels
+
+    labels = Labels(stack)
+    ids = outputs["ids"]
+    server, port = member.compute.get_server(ids["server"]), member.network.get_port(ids["port"])
+    network, subnet = member.network.get_network(ids["net"]), member.network.get_subnet(ids["subnet"])
+    for thing in (server, port, network, subnet):
+        labels.known(thing.id, thing.name)
+    shown = {key: comparable(value, labels) for key, value in outputs.items() if key not in ("ids", "show")}
+    shown["show"] = comparable(outputs["show"], labels, frozenset(MICROVERSION_SHAPED))
+    return {"outputs": shown,
+            "server": {"name": labels.value(server.id), "status": server.status,
+                       "flavor": server.flavor.get("original_name"), "metadata": server.metadata,
+                       "port": labels.value(port.device_id)}}
+
+
+def test_a_server_on_a_port_beside_heat(member_heat: Any, stacks: Any, member: Any) -> None:
+    sides = Beside(member_heat, stacks, BESIDE)
+    try:
+        heat, hotplay = sides.apply()
+        found = same_shape(described(member, sides.heat.name, heat), described(member, sides.name, hotplay))
+        assert not found, "Heat and hotplay differ after the create:\n" + "\n".join(found)
+
+        # A name and metadata: in place on both sides, no second server.
+        heat_renamed, hotplay_renamed = sides.apply(server_name="web", role="db")
+        assert (heat_renamed["ids"], hotplay_renamed["ids"]) == (heat["ids"], hotplay["ids"])
+        found = same_shape(described(member, sides.heat.name, heat_renamed),
+                            described(member, sides.name, hotplay_renamed))
+        assert not found, "Heat and hotplay differ after the rename:\n" + "\n".join(found)
+
+        # A flavor change with flavor_update_policy REPLACE: both applies replace the
+        # server alone, on the same pre-made port, and hotplay's preview names exactly
+        # that.  (Heat's preview names the server, and also the port and subnet,
+        # whose properties read resources it cannot resolve in a preview; its apply
+        # keeps them.)
+        change = {"server_name": "web", "role": "db", "flavor": "m1.small"}
+        heat_preview, hotplay_preview = sides.preview(**change)
+        assert "server" in heat_preview and hotplay_preview == ["server"]
+        heat_replaced, hotplay_replaced = sides.apply(**change)
+        for before, after in ((heat, heat_replaced), (hotplay, hotplay_replaced)):
+            assert after["ids"]["server"] != before["ids"]["server"]
+            assert {k: v for k, v in after["ids"].items() if k != "server"} == \
+                {k: v for k, v in before["ids"].items() if k != "server"}
+        found = same_shape(described(member, sides.heat.name, heat_replaced),
+                            described(member, sides.name, hotplay_replaced))
+        assert not found, "Heat and hotplay differ after the replacement:\n" + "\n".join(found)
+    finally:
+        sides.delete()
+    # Nothing of either stack is left: no server, no port, no network.
+    assert (left_behind(member, [sides.heat.name]), left_behind(member, [sides.name])) == ([], [])
+
+
+def test_a_server_naming_no_network_and_its_external_id_beside_heat(
+        member_heat: Any, stacks: Any, member: Any) -> None:
+    from test_side_by_side_heat import HeatSide, Labels
+
+    def still_there(server_id: str) -> bool:
+        return member.compute.get_server(server_id).status == "ACTIVE"
+
+    results = []
+    for side in ("heat", "hotplay"):  # one after the other: the project's networks decide
+        if side == "heat":
+            made = HeatSide(member_heat, textwrap.dedent(NO_NETWORKS))
+            outputs, name = made.apply(), made.name
+            server_id = member_heat.resources(made.name, made.stack_id)[0]["physical_resource_id"]
+            adopter = HeatSide(member_heat, textwrap.dedent(EXTERNAL))
+            adopter.apply(server_id=server_id)
+            delete_on_heat(adopter)
+            kept = still_there(server_id)
+            delete_on_heat(made)
+        else:
+            name = stack_name()
+            done = ok(stacks(name, NO_NETWORKS))
+            outputs, server_id = done["outputs"], ids(done)["server"]
+            other = stack_name()
+            adopted = ok(stacks(other, EXTERNAL, parameters={"server_id": server_id}))
+            assert adopted["outputs"]["status"] == "ACTIVE" and ids(adopted) == {"server": server_id}
+            ok(stacks(other, "", state="absent"))
+            kept = still_there(server_id)
+            ok(stacks(name, "", state="absent"))
+        # The networks Nova chose (by name and id), and how many addresses on each.
+        networks = {key: len(found) for key, found in outputs["addresses"].items()}
+        results.append({"networks": comparable(networks, Labels(name)), "kept": kept})
+    # The same networks (the project's); both accept external_id and leave the server
+    # alone when the adopting stack is deleted.  (Heat's [server, name] of an adopted
+    # server is the name Heat would have given it; here it is the server's own.)
+    assert results[0] == results[1] and results[1]["kept"] is True
