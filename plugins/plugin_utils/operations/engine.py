@@ -250,7 +250,7 @@ def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
                       "nested stacks, or secret properties of its resources)")
-    plan.definition_changed = existing is None or not _unchanged(store, existing, digest)
+    plan.definition_changed = existing is None or not _unchanged(existing, last, digest)
     plan.with_nested_updates(existing)
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
@@ -598,17 +598,16 @@ def _last_environment(store: SealedStore, stack: StackRecord) -> Environment | N
 
 
 def _last_revision(store: Store, stack: StackRecord | None) -> RevisionRecord | None:
-    if stack is None:
-        return None
-    revisions = store.revisions(stack.id)
-    return revisions[-1] if revisions else None
+    return None if stack is None else store.last_revision(stack.id)
 
 
-def _unchanged(store: Store, stack: StackRecord, digest: str) -> bool:
+def _unchanged(stack: StackRecord, last: RevisionRecord | None, digest: str) -> bool:
+    """Whether ``digest`` is that of the stack's last revision, complete (``last``
+    as read already: reading every revision again held the old definitions twice,
+    issue 30 item 5)."""
     if stack.status != "COMPLETE" or stack.action not in ("CREATE", "ADOPT", "UPDATE"):
         return False
-    revisions = store.revisions(stack.id)
-    return bool(revisions) and revisions[-1].digest == digest and revisions[-1].status == "COMPLETE"
+    return last is not None and last.digest == digest and last.status == "COMPLETE"
 
 
 def _marked_unhealthy(plan: Plan) -> bool:

@@ -309,6 +309,12 @@ class Store(ABC):
     @abstractmethod
     def revisions(self, stack_id: str) -> list[RevisionRecord]: ...
 
+    def last_revision(self, stack_id: str) -> RevisionRecord | None:
+        """The stack's latest revision (None before its first).  Stores read it alone:
+        each revision holds a whole definition, and an apply needs only the last."""
+        revisions = self.revisions(stack_id)
+        return revisions[-1] if revisions else None
+
     # -- resources ------------------------------------------------------------------
     @abstractmethod
     def resources(self, stack_id: str) -> list[StoredResource]:

@@ -365,6 +365,10 @@ class SealedStore(Store):
     def revisions(self, stack_id: str) -> list[RevisionRecord]:
         return [self._opened_revision(r) for r in self.inner.revisions(stack_id)]
 
+    def last_revision(self, stack_id: str) -> RevisionRecord | None:
+        last = self.inner.last_revision(stack_id)
+        return None if last is None else self._opened_revision(last)
+
     def resources(self, stack_id: str) -> list[StoredResource]:
         return [self._opened_resource(r) for r in self.inner.resources(stack_id)]
 

@@ -505,6 +505,12 @@ class SqlStore(LeaseRows):
         )
         return [revision_record(row, self.dialect.decode) for row in rows]
 
+    def last_revision(self, stack_id: str) -> RevisionRecord | None:
+        rows = self._select(
+            "SELECT * FROM revisions WHERE stack_id = ? ORDER BY revision DESC LIMIT 1", (stack_id,)
+        )
+        return revision_record(rows[0], self.dialect.decode) if rows else None
+
     # -- resources ------------------------------------------------------------------
     def resources(self, stack_id: str) -> list[StoredResource]:
         rows = self._select(
