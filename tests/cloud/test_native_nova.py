@@ -332,6 +332,41 @@ def test_a_server_group_and_a_private_flavor_as_the_admin(stacks: Any, conn: Any
     assert conn.compute.find_server_group(physical["group"]) is None
 
 
+# Two servers kept apart by the group's policy on a cloud of one host: Nova puts the
+# second one in ERROR (no valid host).
+KEPT_APART = """\
+    heat_template_version: 2018-08-31
+    resources:
+      group:
+        type: OS::Nova::ServerGroup
+        properties: {policies: [anti-affinity]}
+      first:
+        type: OS::Nova::Server
+        properties: {image: hotplay-tiny, flavor: m1.tiny, networks: [{allocate_network: none}],
+                     scheduler_hints: {group: {get_resource: group}}}
+      second:
+        type: OS::Nova::Server
+        depends_on: first
+        properties: {image: hotplay-tiny, flavor: m1.tiny, networks: [{allocate_network: none}],
+                     scheduler_hints: {group: {get_resource: group}}}
+"""
+
+
+def test_a_server_in_error_fails_with_its_fault_and_its_delete_leaves_nothing(stacks: Any, conn: Any) -> None:
+    """Nova puts the server in ERROR: the create fails with Nova's fault, as Heat's
+    does, and the stack still holds the server's id, so its delete deletes the server
+    (before, the id was lost and the server left in the cloud)."""
+    name = stack_name()
+    failed = stacks(name, KEPT_APART)
+    assert failed["failed"] and failed["stack_status"] == "CREATE_FAILED"
+    server = next(r for r in failed["resources"] if r["name"] == "second")
+    assert server["status_reason"].startswith('ResourceInError: resources.second: Went to status ERROR '
+                                              'due to "Message: No valid host was found.')
+    assert server["physical_id"] and conn.compute.get_server(server["physical_id"]).status == "ERROR"
+    ok(stacks(name, "", state="absent"))
+    assert conn.compute.find_server(server["physical_id"]) is None
+
+
 def test_a_bad_flavor_fails_validation_with_heats_message(stacks: Any) -> None:
     name = stack_name()
     refused = stacks(name, BAD_FLAVOR)

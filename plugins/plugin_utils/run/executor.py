@@ -834,6 +834,13 @@ class StackRun:
         try:
             outcome = self._guard(lambda: handler.handle_create(properties), defn.name, "CREATE")
         except _Failed as failure:
+            # What the create claimed before it failed (a server in ERROR, a group's
+            # nested stack) stays recorded, as Heat keeps it: the stack's delete then
+            # deletes it, nothing is orphaned.
+            claimed = self.records.get(defn.name)
+            if claimed is not None:
+                state = replace(state, physical_id=claimed.physical_id or state.physical_id,
+                                nested_stack_id=claimed.nested_stack_id or state.nested_stack_id)
             self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
