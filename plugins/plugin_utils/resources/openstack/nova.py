@@ -40,7 +40,7 @@ from urllib.parse import quote
 from ...errors import StackValidationFailed
 from ..base import AttributeSchema, Outcome, PropertySchema, ResourceState, register
 from ..properties import allowed_values, length
-from .base import OpenStackResource, attributes_from_facade, properties_from_facade
+from .base import OpenStackResource, _values_at, attributes_from_facade, properties_from_facade
 from .constraints import NEUTRON_KINDS, NotFoundByNameOrId, check_custom_constraint, find_neutron_id
 from .session import CloudFailure, CloudSession
 
@@ -197,17 +197,6 @@ class NovaResource(OpenStackResource):
         except CloudFailure as error:
             if not error.not_found:
                 raise
-
-
-def _values_at(properties: Mapping[str, Any], name: str, path: str) -> list[tuple[str, Any]]:
-    """(where, value) of property ``name``, or of ``key`` in each item of the list
-    ``name`` is (``networks.network``), as Heat's messages name them."""
-    if "." not in name:
-        return [(f"{path}.{name}", properties.get(name))]
-    parent, key = name.split(".", 1)
-    items = properties.get(parent) or []
-    return [(f"{path}.{parent}[{index}].{key}", item.get(key))
-            for index, item in enumerate(items) if isinstance(item, Mapping)]
 
 
 def _failure(message: str, error_type: str) -> CloudFailure:
