@@ -107,8 +107,11 @@ def template(count: int, hosts: list[str]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def cpu_hogs(count: int) -> Iterator[None]:
-    """``count`` processes that spin, so the load stays well above the cores."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _hog in range(count)]
+    """``count`` processes that spin, so the load stays well above the cores; each
+    stops once the campaign is gone (a campaign killed before its cleanup left its
+    hogs spinning for good)."""
+    spin = "import os\ncampaign = os.getppid()\nwhile os.getppid() == campaign:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _hog in range(count)]
     try:
         yield
     finally:
