@@ -91,6 +91,9 @@ def test_a_release_turns_every_fragment_into_one_entry_with_no_warning(tmp_path:
         else:
             shutil.copy2(source, copy / name)
 
+    # The fragments as copied: the tree may gain one while the release runs.
+    copied = sorted(path.name for path in (copy / "changelogs" / "fragments").glob("*.yml"))
+
     result = antsibull_changelog("release", "--version", RELEASE, cwd=copy)
 
     output = result.stdout + result.stderr
@@ -106,7 +109,7 @@ def test_a_release_turns_every_fragment_into_one_entry_with_no_warning(tmp_path:
     changes = yaml.safe_load((copy / "changelogs" / "changelog.yaml").read_text(encoding="utf-8"))
     assert list(changes["releases"]) == [RELEASE]
     entry = changes["releases"][RELEASE]
-    assert sorted(entry["fragments"]) == [fragment.name for fragment in FRAGMENTS]
+    assert sorted(entry["fragments"]) == copied
     assert entry["changes"].get("release_summary"), "the 1.0.0 entry has no release summary"
 
     lint = antsibull_changelog("lint-changelog-yaml", "changelogs/changelog.yaml", cwd=copy)
