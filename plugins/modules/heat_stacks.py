@@ -21,7 +21,7 @@ description:
     abandon data (every resource with its physical id) is kept in O(dest). Heat
     needs C(enable_stack_abandon = true) in heat.conf.
   - Abandon a stack in Heat only once it is adopted (M(hotplay.stacks.stack_adopt));
-    the playbook M(hotplay.stacks.migrate_from_heat) does both, in that order.
+    the playbook C(hotplay.stacks.migrate_from_heat) does both, in that order.
 options:
   cloud:
     description:

@@ -24,7 +24,7 @@ description:
     C(openstack stack abandon) or C(openstack stack export) writes) or fetched from
     the cloud O(cloud) (Heat's C(stack export) API, with C(enable_stack_abandon = true)
     in heat.conf). Heat keeps managing the stack; abandon it there afterwards
-    (the playbook M(hotplay.stacks.migrate_from_heat) does) so that only one of
+    (the playbook C(hotplay.stacks.migrate_from_heat) does) so that only one of
     them acts on it.
   - Resources are matched by name with the template's, at every level. A stack
     whose template and Heat's resources do not match, a resource Heat never
@@ -156,6 +156,7 @@ extends_documentation_fragment:
   - hotplay.stacks.store
   - hotplay.stacks.attributes
   - hotplay.stacks.attributes.controller
+  - hotplay.stacks.attributes.actiongroup_stacks
 attributes:
   check_mode:
     support: full

@@ -201,6 +201,8 @@ def write_configs(cloud: Cloud) -> None:
             "DEFAULT": {**common(cloud, "nova"), "compute_driver": "fake.FakeDriver",
                         "host": "hotplay-compute", "my_ip": HOST,
                         "enabled_apis": "osapi_compute",
+                        # One compute host: a resize (flavor_update_policy RESIZE) stays on it.
+                        "allow_resize_to_same_host": True,
                         # No agent plugs a port here: do not wait for Neutron's event.
                         "vif_plugging_is_fatal": False, "vif_plugging_timeout": 0},
             "api": {"auth_strategy": "keystone"},

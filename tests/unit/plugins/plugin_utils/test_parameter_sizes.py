@@ -113,7 +113,8 @@ def test_a_rollback_and_an_adoption_refuse_them_too(store, tmp_path: Path) -> No
                 "resources": {}}
     data = {"name": "web", "id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "template": template,
             "environment": {"parameters": {"p": TOO_LARGE}}, "resources": {}}
-    with pytest.raises(StackValidationFailed, match="the environment's parameters"):
+    # Heat's parameters in the abandon data are the stack's given values (issue 30 item 1).
+    with pytest.raises(StackValidationFailed, match="Parameter 'p' is invalid: its value is larger"):
         adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json"), "test")
     with pytest.raises(StackValidationFailed, match="Parameter 'p' is invalid"):
         adopt_stack(store, AdoptRequest("web", read_abandon({**data, "environment": {}}, "web.json"),
