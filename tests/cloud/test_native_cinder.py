@@ -265,11 +265,11 @@ def servers(member: Any) -> Iterator[Callable[[], Any]]:
 
     yield make
     # Every server asked to go first, so one slow delete leaves nothing else behind.
-    for server, _ in made:
+    for server, _net in made:
         member.compute.delete_server(server, ignore_missing=True)
-    for server, _ in made:
+    for server, _net in made:
         member.compute.wait_for_delete(server, wait=300)
-    for _, net in made:
+    for _server, net in made:
         # Neutron removes the server's port a moment after Nova says it is gone.
         wait_until(lambda: not [p for p in member.network.ports(network_id=net.id)
                                 if str(p.device_owner).startswith("compute:")], timeout=240)
@@ -332,8 +332,9 @@ def test_a_volume_from_an_image_by_name_and_heats_constraint_messages(stacks: An
     if made.get("failed"):
         volume = next(v for v in member.block_storage.volumes() if v.name.startswith(f"{name}-data-"))
         assert volume.status == "error"
-        reason = next(iter(member.block_storage.get("/messages", params={"resource_uuid": volume.id},
-                                                   microversion="3.3").json()["messages"]))["user_message"]
+        messages = member.block_storage.get("/messages", params={"resource_uuid": volume.id},
+                                            microversion="3.3").json()["messages"]
+        reason = next(iter(messages))["user_message"]
         assert f'ResourceInError: resources.data: Went to status error due to "{reason}"' in made["msg"]
         return
     volume = member.block_storage.get_volume(made["outputs"]["id"])

@@ -167,7 +167,7 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
         arguments: dict[str, Any] = {"name": name, "state": state, "cloud": cloud, **options}
         if state == "present":
             arguments["template"] = str(path)
-            if name not in [n for n, _ in applied]:
+            if name not in [n for n, _cloud in applied]:
                 applied.append((name, cloud))
         task: dict[str, Any] = {"name": "t", "register": "done", "hotplay.stacks.stack": arguments}
         if rollback:
@@ -184,7 +184,7 @@ def stacks(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str],
     for name, cloud in applied:
         gone = apply(name, "", state="absent", cloud=cloud)
         assert not gone.get("failed"), gone.get("msg")
-    assert left_behind(member, [name for name, _ in applied]) == []
+    assert left_behind(member, [name for name, _cloud in applied]) == []
 
 
 def left_behind(member: Any, prefixes: list[str]) -> list[str]:
@@ -551,7 +551,7 @@ def test_a_server_on_a_port_beside_heat(member_heat: Any, stacks: Any, member: A
         heat_renamed, hotplay_renamed = sides.apply(server_name="web", role="db")
         assert (heat_renamed["ids"], hotplay_renamed["ids"]) == (heat["ids"], hotplay["ids"])
         found = same_shape(described(member, sides.heat.name, heat_renamed),
-                            described(member, sides.name, hotplay_renamed))
+                           described(member, sides.name, hotplay_renamed))
         assert not found, "Heat and hotplay differ after the rename:\n" + "\n".join(found)
 
         # A flavor change with flavor_update_policy REPLACE: both applies replace the
@@ -568,7 +568,7 @@ def test_a_server_on_a_port_beside_heat(member_heat: Any, stacks: Any, member: A
             assert {k: v for k, v in after["ids"].items() if k != "server"} == \
                 {k: v for k, v in before["ids"].items() if k != "server"}
         found = same_shape(described(member, sides.heat.name, heat_replaced),
-                            described(member, sides.name, hotplay_replaced))
+                           described(member, sides.name, hotplay_replaced))
         assert not found, "Heat and hotplay differ after the replacement:\n" + "\n".join(found)
     finally:
         sides.delete()

@@ -63,7 +63,7 @@ _GETTERS: Mapping[str, tuple[str, str]] = {
 # -- the API --------------------------------------------------------------------------------
 
 def _version(text: str) -> tuple[int, int]:
-    major, _, minor = text.partition(".")
+    major, _dot, minor = text.partition(".")
     return int(major), int(minor or 0)
 
 

@@ -950,7 +950,7 @@ def _is_active(item: Mapping[str, Any] | None) -> bool:
     if item is None:
         raise _failure('Server is not active - Unknown status DELETED due to "Unknown"',
                        "ResourceUnknownStatus")
-    status = str(item.get("status") or "").split("(")[0]
+    status = str(item.get("status") or "").split("(", maxsplit=1)[0]
     if status == "ACTIVE":
         return True
     if status in _DEFERRED:

@@ -241,14 +241,14 @@ def available() -> dict[str, dict[str, Any]]:
 def test_deletion_policy_snapshot_makes_a_backup_then_deletes_the_volume() -> None:
     cloud = FakeCinder(volumes=available())
     deleted(cloud, "Snapshot")
-    assert [(m, p) for m, p, _ in cloud.writes()] == [("POST", "/backups"), ("DELETE", f"/volumes/{VOLUME}")]
+    assert [(m, p) for m, p, _body in cloud.writes()] == [("POST", "/backups"), ("DELETE", f"/volumes/{VOLUME}")]
     assert cloud.writes()[0][2]["backup"]["volume_id"] == VOLUME and cloud.volumes == {}
 
 
 def test_a_failed_create_is_deleted_without_a_backup_and_notfound_means_no_backup() -> None:
     cloud = FakeCinder(volumes=available())
     deleted(cloud, "Snapshot", action="CREATE", status="FAILED")
-    assert [(m, p) for m, p, _ in cloud.writes()] == [("DELETE", f"/volumes/{VOLUME}")]
+    assert [(m, p) for m, p, _body in cloud.writes()] == [("DELETE", f"/volumes/{VOLUME}")]
     cloud = FakeCinder(backup=None, volumes=available())
     deleted(cloud, "Snapshot")
     assert cloud.volumes == {}
