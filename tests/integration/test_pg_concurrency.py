@@ -157,7 +157,7 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
         for stack, run, dump, process in started:
             output, _none = process.communicate(timeout=900)
             assert process.returncode == 0, output  # failures are ignored so results are kept
-            results[run] = {"stack": stack, **json.loads(dump.read_text())}
+            results[run] = {**json.loads(dump.read_text()), "stack_name": stack}
     finally:
         for _stack, _run, _dump, process in started:
             if process.poll() is None:  # the test failed before its end: leave nothing behind
@@ -167,11 +167,11 @@ def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_pat
     for run, result in results.items():
         if not result["failed"]:
             assert result["stack_status"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE"), result
-            succeeded[result["stack"]].append((result["revision"], run))
+            succeeded[result["stack_name"]].append((result["revision"], run))
             continue
         assert run.endswith("-now"), f"{run} waited for the lock and still failed: {result['msg']}"
         refused = LOCKED.match(result["msg"])
-        assert refused and refused["stack"] == result["stack"], result["msg"]
+        assert refused and refused["stack"] == result["stack_name"], result["msg"]
         assert not result["changed"]
     refusals = [run for run, result in results.items() if result["failed"]]
     assert refusals, "no run that did not wait was refused"
