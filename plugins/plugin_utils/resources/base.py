@@ -100,6 +100,14 @@ class Resource:
     def handle_delete(self, current: ResourceState) -> None:
         """Remove the physical resource; must succeed when it is already gone."""
 
+    def prepare_for_replace(self, current: ResourceState) -> None:
+        """Heat's hook before a replacement is created: the old resource lets go of
+        what the new one takes (a server's pre-made ports).  Default: nothing."""
+
+    def restore_prev_rsrc(self, previous: ResourceState, replacement: ResourceState | None) -> None:
+        """Heat's hook when a rollback brings the replaced resource back: what the
+        replacement took goes back to it.  Default: nothing."""
+
     def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
         """Record the existing resource ``adopted`` (a language.abandon.AbandonedResource)
         as this type keeps it: Heat's ``handle_adopt`` keeps the physical id and the

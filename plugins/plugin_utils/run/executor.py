@@ -21,7 +21,7 @@ import string
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..model.definition import (
     LiveResource,
@@ -54,6 +54,10 @@ from ..store.sealed import SealedStore, sealed
 
 _NAME_CHARS = string.ascii_lowercase + string.digits
 _SUFFIX_LENGTH = 12
+
+
+# What a guarded handler returns (an Outcome, or nothing for a hook).
+Handled = TypeVar("Handled")
 
 
 @dataclass(frozen=True)
@@ -702,9 +706,8 @@ class StackRun:
             restored = replace(old, action="ROLLBACK", status="COMPLETE",
                                status_reason="state changed")
             self.save(restored, "state changed")
-            restore = getattr(handler, "restore_prev_rsrc", None)
-            if restore is not None:  # Heat's: what the replacement took goes back
-                self._guard(lambda: restore(old, record), defn.name, "ROLLBACK")
+            # Heat's: what the replacement took goes back.
+            self._guard(lambda: handler.restore_prev_rsrc(old, record), defn.name, "ROLLBACK")
             self.options.report.note_restored(path)
             return True
         return False
@@ -896,11 +899,10 @@ class StackRun:
         """Heat's ``prepare_for_replace``: the old resource lets go of what its
         replacement takes (a server's pre-made ports, a key pair's name).  A failure
         is the replacement's CREATE failure."""
-        prepare = getattr(handler, "prepare_for_replace", None)
-        if prepare is None or not record.physical_id:
+        if not record.physical_id:
             return
         try:
-            self._guard(lambda: prepare(record), defn.name, "CREATE")
+            self._guard(lambda: handler.prepare_for_replace(record), defn.name, "CREATE")
         except _Failed as failure:
             state = replace(self._new_state(defn, "CREATE", "FAILED"), properties=record.properties,
                             status_reason=failure.reason)
@@ -967,7 +969,7 @@ class StackRun:
         self.save(done, "state changed", durable=False)
 
     @staticmethod
-    def _guard(call: Callable[[], Outcome], name: str, action: str) -> Outcome:
+    def _guard(call: Callable[[], Handled], name: str, action: str) -> Handled:
         """Run a handler; turn its failure into Heat's status reason."""
         try:
             return call()
