@@ -15,13 +15,15 @@ import yaml
 
 from conftest import BIN, INSTALLED, run_playbook, store_rows, write_template
 
+# Long enough for the second ansible-playbook to start and reach the lock on a loaded
+# machine (its start-up alone took over 4 s at load 60, and the first had finished).
 SLOW = """\
     heat_template_version: 2018-08-31
     resources:
       slow:
         type: OS::Heat::TestResource
         properties:
-          wait_secs: 4
+          wait_secs: 30
     """
 
 

@@ -83,6 +83,7 @@ def heat_abandon(folder: Path) -> dict[str, Any]:
     data["template"]["heat_template_version"] = "2018-08-31"  # Heat keeps the text
     data["environment"] = {"parameters": {}, "resource_registry": {"My::Thing": thing_url}}
     data["files"] = {thing_url: (folder / "thing.yaml").read_text()}
+    data["tags"] = ["env=prod", "team-web"]
     return data
 
 
@@ -135,6 +136,7 @@ def test_adopt_apply_update_and_roll_back(run_tasks, tmp_path: Path) -> None:
     adopted = results["adopted"]
     assert adopted["stack_status"] == "ADOPT_COMPLETE" and adopted["revision"] == 1
     assert adopted["stack_id"] == "aaaaaaaa-0000-0000-0000-000000000001"
+    assert adopted["stack"]["tags"] == ["env=prod", "team-web"]  # Heat's, kept
     heat_ids = ids(adopted)
     assert heat_ids["password"] == "web-password-r" and heat_ids["group"] == "bbbbbbbb-0000-0000-0000-000000000002"
     assert heat_ids["group/0"] == "00000000-0000-0000-0000-000000000000"
@@ -147,6 +149,7 @@ def test_adopt_apply_update_and_roll_back(run_tasks, tmp_path: Path) -> None:
     assert updated["stack_status"] == "UPDATE_COMPLETE"
     assert updated["outputs"] == {"marker": "two-K9vQ2mX7pL4z", "members": ["two-0", "two-1"]}
     assert ids(updated) == heat_ids  # updated in place: the same physical resources
+    assert updated["stack"]["tags"] == ["env=prod", "team-web"]  # a task giving none keeps them
     updated_names = {e["resource_name"] for e in updated["events"] if e["action"] == "UPDATE"}
     assert {"marker", "group"} <= updated_names and "password" not in updated_names
 
@@ -163,6 +166,10 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     write_abandon(tmp_path, data)
     first = run_tasks([adopt("no_id", tmp_path)], name="no_id").results["no_id"]
     data = heat_abandon(tmp_path)
+    data["tags"] = ["env=prod,team-web"]
+    write_abandon(tmp_path, data)
+    comma = run_tasks([adopt("comma", tmp_path)], name="comma").results["comma"]
+    data = heat_abandon(tmp_path)
     data["resources"]["server"] = {**data["resources"]["marker"], "type": "OS::Nova::Server"}
     write_abandon(tmp_path, data)
     run = run_tasks([adopt("server", tmp_path),
@@ -172,6 +179,10 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
         f"{tmp_path / 'web.json'}: resources.group.resources.1.resources.inner: resource inner has no "
         "physical resource (resource_id is empty; Heat has it CREATE_COMPLETE): only a resource Heat "
         "created can be adopted")
+    assert comma["failed"] is True
+    assert comma["msg"] == (f"{tmp_path / 'web.json'}: Heat's stack web: tags[0] ('env=prod,team-web') is not a "
+                            "valid tag: a tag is a non-empty text of at most 80 characters without a comma "
+                            "(Heat's stack tags)")
     server = run.results["server"]
     assert server["failed"] is True and "Traceback" not in run.stdout
     assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "

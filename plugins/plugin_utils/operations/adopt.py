@@ -48,6 +48,7 @@ from ..store.sealed import SealedStore, sealed
 from ..store.sql import SqlStore
 from ..store.sqlite import SqliteStore
 from .cloud_names import NAMED_TYPES, NameReader
+from .settings import check_tags
 
 
 # The temporary directories of the scratch stores (store.files removes the ones a
@@ -92,6 +93,7 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
         raise AdoptRefused(f"stack {request.name} is in the store already: adopt under another "
                            "name, or delete that stack first")
     _refuse_known_id(store, request.abandoned)
+    _check_heat_tags(request)
     inputs, given = _inputs(request)
     check_parameter_sizes(given, inputs.environment)
     if request.unmanaged != "read_only":
@@ -123,6 +125,8 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     """Run the adoption in the scratch store; refuse it when a resource failed."""
     keep_hidden_secrets(scratch, definition.parameters, request.name)  # sealed from the start
     stack = scratch.create_stack(request.name, stack_id=request.abandoned.id)
+    # Heat's tags stay the stack's: a later task that gives none keeps them, as in Heat.
+    scratch.set_stack_settings(stack.id, request.abandoned.tags, False)
     scratch.attach(stack.id)
     revision = scratch.add_revision(stack.id, "ADOPT", recorded, digest)
     # Modules run only from the task's own template and environment, never from what
@@ -143,6 +147,14 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
         raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: "
                            f"{final.status_reason}; nothing was written", source=request.source)
     return stack_result(scratch, final, [], request.nested_depth, definition.parameters.display())
+
+
+def _check_heat_tags(request: AdoptRequest) -> None:
+    """Refuse, before anything is written, abandon data whose tags Heat could not have kept."""
+    try:
+        check_tags(request.abandoned.tags)
+    except HotplayError as error:
+        raise AdoptRefused(f"Heat's stack {request.abandoned.name}: {error}", source=request.source) from None
 
 
 def _refuse_known_id(store: Store, abandoned: AbandonedStack) -> None:
