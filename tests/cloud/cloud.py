@@ -489,6 +489,7 @@ def start(cloud: Cloud) -> None:
     if cloud.running():
         raise CloudError(f"a cloud is running in {cloud.root}: stop it first")
     began = time.monotonic()
+    clear_stopped(cloud)
     for directory in (cloud.etc, cloud.log, cloud.run, cloud.data / "locks"):
         directory.mkdir(parents=True, exist_ok=True)
     write_configs(cloud)
@@ -504,6 +505,15 @@ def start(cloud: Cloud) -> None:
     path = write_clouds_yaml(cloud)
     print(f"cloud up in {time.monotonic() - began:.0f} s, {memory_mib(cloud):.0f} MiB "
           f"resident; OS_CLIENT_CONFIG_FILE={path} OS_CLOUD=hotplay")
+
+
+def clear_stopped(cloud: Cloud) -> None:
+    """A stopped cloud's databases, logs and settings go: the cloud is throwaway, and
+    its services' first-start steps (Nova's cell mappings, Keystone's bootstrap) fail
+    on the databases of the last one."""
+    for folder in (cloud.data, cloud.etc, cloud.log, cloud.run):
+        shutil.rmtree(folder, ignore_errors=True)
+    (cloud.root / "clouds.yaml").unlink(missing_ok=True)
 
 
 def stop(cloud: Cloud) -> None:
