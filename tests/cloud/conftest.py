@@ -71,3 +71,15 @@ def heat_client(heat_on_the_cloud: heat_on_cloud.HeatOnCloud, conn: Any) -> Heat
     """Heat's API for the cloud's admin project, with a token of the cloud's Keystone."""
     return HeatClient(heat_on_cloud.project_endpoint(heat_on_the_cloud, conn), poll=0.5,
                       timeout=300, token=conn.auth_token)
+
+
+@pytest.fixture
+def heat_templates() -> Path:
+    """The openstack/heat-templates checkout (its files are others' work and not
+    shipped): $HOTPLAY_HEAT_TEMPLATES, else ../shared/heat-templates beside the clone;
+    without either the test skips with one line saying how to give one."""
+    checkout = integration_harness.optional_folder("HOTPLAY_HEAT_TEMPLATES", "heat-templates")
+    if checkout is None:
+        pytest.skip("heat-templates checkout not found (its files are not shipped): set "
+                    "HOTPLAY_HEAT_TEMPLATES to one, or put it in ../shared/heat-templates")
+    return checkout

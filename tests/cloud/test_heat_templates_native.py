@@ -25,22 +25,11 @@ from typing import Any
 
 import pytest
 
-import integration_harness  # in tests/, which conftest.py puts on the path
-
 HERE = Path(__file__).resolve().parent
 IMAGE, FLAVOR, BIGGER_FLAVOR = "hotplay-tiny", "m1.tiny", "m1.small"
 # Fits hello_world's constraints (6-8 letters and digits, an uppercase first).
 ADMIN_PASS = "Hp" + uuid.uuid4().hex[:6]
 PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIPcE2XbENz1QD9f47FgX3Y2y6s+ELNOQqZfTs+R7kwM hotplay-test"
-
-
-def heat_templates() -> Path:
-    """The heat-templates checkout, or a skip saying how to give one."""
-    checkout = integration_harness.optional_folder("HOTPLAY_HEAT_TEMPLATES", "heat-templates")
-    if checkout is None:
-        pytest.skip("heat-templates checkout not found (its files are not shipped): set "
-                    "HOTPLAY_HEAT_TEMPLATES to one, or put it in ../shared/heat-templates")
-    return checkout
 
 
 @dataclass
@@ -230,9 +219,10 @@ def _remove_routers(project: Project) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_public_template_runs_natively_unchanged(case: str, project: Project, run_tasks: Any) -> None:
+def test_public_template_runs_natively_unchanged(case: str, project: Project, run_tasks: Any,
+                                                 heat_templates: Path) -> None:
     spec = CASES[case]
-    template = heat_templates() / spec.path
+    template = heat_templates / spec.path
     stack = f"{case[:12].replace('_', '-')}-{uuid.uuid4().hex[:6]}"
     given = spec.parameters(project)
     try:

@@ -21,22 +21,12 @@ from typing import Any
 
 import pytest
 
-import integration_harness  # in tests/, which conftest.py puts on the path
 
 HERE = Path(__file__).resolve().parent
 PUBLIC_NET = "public"
 IMAGE, FLAVOR = "hotplay-tiny", "m1.tiny"
 # Fits hello_world's constraints (6-8 letters and digits, an uppercase first).
 ADMIN_PASS = "Hp" + uuid.uuid4().hex[:6]
-
-
-def heat_templates() -> Path:
-    """The heat-templates checkout, or a skip saying how to give one."""
-    checkout = integration_harness.optional_folder("HOTPLAY_HEAT_TEMPLATES", "heat-templates")
-    if checkout is None:
-        pytest.skip("heat-templates checkout not found (its files are not shipped): set "
-                    "HOTPLAY_HEAT_TEMPLATES to one, or put it in ../shared/heat-templates")
-    return checkout
 
 
 class Stacks:
@@ -222,9 +212,9 @@ def test_servers_on_a_new_network_in_heats_shape(tmp_path: Path, stacks: Stacks,
     assert conn.compute.find_server(outputs["web_id"]) is None
 
 
-def test_heat_templates_servers_in_new_neutron_net_unchanged(tmp_path: Path, stacks: Stacks,
-                                                             conn: Any, keypair: str) -> None:
-    template = heat_templates() / "hot" / "servers_in_new_neutron_net.yaml"
+def test_heat_templates_servers_in_new_neutron_net_unchanged(stacks: Stacks, conn: Any, keypair: str,
+                                                             heat_templates: Path) -> None:
+    template = heat_templates / "hot" / "servers_in_new_neutron_net.yaml"
     name = f"t{uuid.uuid4().hex[:8]}"
     # The template names its servers Server1 and Server2: names the modules find them by.
     assert not [s for s in conn.compute.servers() if s.name in ("Server1", "Server2")]
@@ -248,11 +238,12 @@ def test_heat_templates_servers_in_new_neutron_net_unchanged(tmp_path: Path, sta
     assert not [s for s in conn.compute.servers() if s.name in ("Server1", "Server2")]
 
 
-def test_heat_templates_hello_world_unchanged(tmp_path: Path, stacks: Stacks, demo_conn: Any) -> None:
+def test_heat_templates_hello_world_unchanged(tmp_path: Path, stacks: Stacks, demo_conn: Any,
+                                              heat_templates: Path) -> None:
     """hello_world names no network: Nova puts the server on the project's only one.
     Run in the demo project, on a network the test makes there (checked to be its only
     one: the admin project also owns the external network)."""
-    template = heat_templates() / "hot" / "hello_world.yaml"
+    template = heat_templates / "hot" / "hello_world.yaml"
     stacks.cloud_env["OS_CLOUD"] = "hotplay-demo"
     net = demo_conn.network.create_network(name=f"hello-{uuid.uuid4().hex[:8]}")
     key_name = make_keypair(demo_conn)
