@@ -43,6 +43,7 @@ from ..properties import allowed_values, length
 from .base import OpenStackResource, _values_at, attributes_from_facade, properties_from_facade
 from .constraints import NEUTRON_KINDS, NotFoundByNameOrId, check_custom_constraint, find_neutron_id
 from .session import CloudFailure, CloudSession
+from .user_data import server_user_data
 
 COMPUTE = "compute"
 IMAGE_SERVICE = "image"
@@ -321,10 +322,6 @@ def server_validation_errors(name: str, properties: Mapping[str, Any]) -> list[s
     if properties.get("personality"):
         errors.append("Cannot use the personality parameter as nova no longer supports it. "
                       "Use user_data instead.")
-    if properties.get("user_data") and properties.get("user_data_format") != "RAW":
-        errors.append(f"user_data_format {properties.get('user_data_format')} needs Heat's "
-                      "metadata server and in-instance tools, which hotplay has not: give "
-                      "user_data_format: RAW (the user_data is then given to the server as it is)")
     return errors
 
 
@@ -457,8 +454,9 @@ class Server(NovaResource):
         body.update({key: value for key, value in optional.items() if value is not None})
         if properties.get("metadata"):
             body["metadata"] = serialized_metadata(properties["metadata"])
-        if properties.get("user_data"):
-            body["user_data"] = base64.b64encode(str(properties["user_data"]).encode()).decode()
+        user_data = server_user_data(properties)
+        if user_data:
+            body["user_data"] = base64.b64encode(user_data.encode()).decode()
         if properties.get("security_groups"):
             body["security_groups"] = [{"name": group} for group in properties["security_groups"]]
         if properties.get("block_device_mapping"):
@@ -578,8 +576,7 @@ class Server(NovaResource):
             self._resize(ident, str(new["flavor"]))
         if "user_data" in changed and new.get("user_data_update_policy") == "REBUILD":
             self._rebuild(ident, {"imageRef": (live.get("image") or {}).get("id") or "",
-                                  "user_data": base64.b64encode(
-                                      str(new.get("user_data") or "").encode()).decode()})
+                                  "user_data": base64.b64encode(server_user_data(new).encode()).decode()})
         if "image" in changed:
             self._rebuild(ident, self._rebuild_body(new))
         elif "admin_pass" in changed and new.get("admin_pass"):

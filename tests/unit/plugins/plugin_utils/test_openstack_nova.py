@@ -9,6 +9,7 @@ custom constraints.  What they do on a real cloud: tests/cloud/test_native_nova.
 from __future__ import annotations
 
 import base64
+import email
 from collections.abc import Mapping
 from typing import Any
 
@@ -136,12 +137,22 @@ def test_a_server_is_validated_as_heat_validates_it(values: dict[str, Any], mess
     assert raised.value.message == message and raised.value.path == "resources.server"
 
 
-def test_user_data_other_than_raw_is_refused_and_raw_is_not() -> None:
+def test_every_user_data_format_is_valid() -> None:
     server = nova.Server("server", FakeRuntime(FakeCloud()))
-    server.validate(server_properties(user_data="#!/bin/sh", user_data_format="RAW"))
-    server.validate(server_properties())  # no user_data: nothing of Heat's tools is needed
-    with pytest.raises(StackValidationFailed, match="user_data_format HEAT_CFNTOOLS .* RAW"):
-        server.validate(server_properties(user_data="#!/bin/sh"))
+    for data_format in ("RAW", "HEAT_CFNTOOLS", "SOFTWARE_CONFIG"):
+        server.validate(server_properties(user_data="#!/bin/sh", user_data_format=data_format))
+
+
+def test_the_default_format_boots_the_server_with_its_user_data_run_once() -> None:
+    """Heat's default, HEAT_CFNTOOLS (hello_world leaves it so): the server gets a
+    multipart whose script part cloud-init runs at first boot."""
+    cloud = FakeCloud()
+    nova.Server("server", FakeRuntime(cloud)).handle_create(server_properties(
+        flavor="m1.tiny", image="cirros", user_data="#!/bin/sh\necho hi\n"))
+    (request, _microversion), = cloud.creates
+    message = email.message_from_string(base64.b64decode(request["server"]["user_data"]).decode())
+    [part] = message.get_payload()
+    assert (part.get_content_type(), part.get_payload()) == ("text/x-shellscript", "#!/bin/sh\necho hi\n")
 
 
 # -- update or replace ----------------------------------------------------------------------------
