@@ -42,10 +42,11 @@ class Project:
     network: Any = None
     subnet: Any = None
     keypair: str = ""
+    stacks: list[str] = field(default_factory=list)  # applied and not deleted yet
 
 
 @pytest.fixture
-def project(conn: Any, cloud_env: dict[str, str], tmp_path: Path) -> Iterator[Project]:
+def project(conn: Any, cloud_env: dict[str, str], tmp_path: Path, run_tasks: Any) -> Iterator[Project]:
     name = f"tpl{uuid.uuid4().hex[:8]}"
     made = conn.identity.create_project(name=name, domain_id="default")
     conn.identity.assign_project_role_to_user(made, conn.identity.find_user("demo"),
@@ -70,10 +71,11 @@ def project(conn: Any, cloud_env: dict[str, str], tmp_path: Path) -> Iterator[Pr
         here.keypair = member.compute.create_keypair(name=f"{name}-key", public_key=PUBLIC_KEY).name
         yield here
     finally:
+        for stack in here.stacks:  # a failed test's stack: deleted as a user would
+            run_tasks([{"hotplay.stacks.stack": {"name": stack, "state": "absent", "cloud": name}}],
+                      name=f"cleanup-{stack}", env=env)
+        _remove_routers(here)
         member.compute.delete_keypair(f"{name}-key", ignore_missing=True)
-        for port in member.network.ports(network_id=here.network.id) if here.network else ():
-            if port.device_owner != "network:dhcp":
-                member.network.delete_port(port, ignore_missing=True)
         if here.network is not None:
             member.network.delete_network(here.network, ignore_missing=True)
         conn.identity.delete_project(made, ignore_missing=True)
@@ -212,8 +214,9 @@ def _with_router(project: Project) -> str:
 
 
 def _remove_routers(project: Project) -> None:
+    """The router _with_router made (its interface on the test's own subnet)."""
     member = project.member
-    for router in member.network.routers():
+    for router in member.network.routers(name=f"{project.name}-router"):
         member.network.remove_interface_from_router(router, subnet_id=project.subnet.id)
         member.network.delete_router(router)
 
@@ -225,24 +228,23 @@ def test_public_template_runs_natively_unchanged(case: str, project: Project, ru
     template = heat_templates / spec.path
     stack = f"{case[:12].replace('_', '-')}-{uuid.uuid4().hex[:6]}"
     given = spec.parameters(project)
-    try:
-        created = apply(project, run_tasks, stack, template, "created", given)
-        assert created["stack"]["status"] == "CREATE_COMPLETE"
-        changed = {**given, **spec.change}
-        preview = apply(project, run_tasks, stack, template, "preview", changed, check_mode=True)
-        assert sorted(preview["plan"]["updated"]) == spec.updated, preview["plan"]
-        assert sorted(preview["plan"]["replaced"]) == spec.replaced, preview["plan"]
-        assert ids(preview) == ids(created)  # a preview changes nothing
-        updated = apply(project, run_tasks, stack, template, "updated", changed)
-        assert updated["stack"]["status"] == "UPDATE_COMPLETE"
-        spec.check(project, created, updated)
-        if "admin_pass" in given:
-            assert ADMIN_PASS not in json.dumps(updated)
-        run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {
-            "name": stack, "state": "absent", "cloud": project.name}})
-    finally:
-        if case == "servers_in_existing_neutron_net":
-            _remove_routers(project)
+    project.stacks.append(stack)
+    created = apply(project, run_tasks, stack, template, "created", given)
+    assert created["stack"]["status"] == "CREATE_COMPLETE"
+    changed = {**given, **spec.change}
+    preview = apply(project, run_tasks, stack, template, "preview", changed, check_mode=True)
+    assert sorted(preview["plan"]["updated"]) == spec.updated, preview["plan"]
+    assert sorted(preview["plan"]["replaced"]) == spec.replaced, preview["plan"]
+    assert ids(preview) == ids(created)  # a preview changes nothing
+    updated = apply(project, run_tasks, stack, template, "updated", changed)
+    assert updated["stack"]["status"] == "UPDATE_COMPLETE"
+    spec.check(project, created, updated)
+    if "admin_pass" in given:
+        assert ADMIN_PASS not in json.dumps(updated)
+    run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {
+        "name": stack, "state": "absent", "cloud": project.name}})
+    project.stacks.remove(stack)
+    _remove_routers(project)  # servers_in_existing_neutron_net's, made by the test
     assert leftovers(project) == []
 
 
@@ -251,6 +253,7 @@ def test_the_tests_own_template_in_heats_shape_runs_natively(project: Project, r
     admin_pass, Heat's hidden spellings), always run: no checkout needed."""
     template = HERE / "templates" / "servers_on_a_new_network.yaml"
     stack = f"own-{uuid.uuid4().hex[:6]}"
+    project.stacks.append(stack)
     given = {"key_name": project.keypair, "image": IMAGE, "flavor": FLAVOR, "public_net": "public",
              "admin_pass": ADMIN_PASS}
     created = apply(project, run_tasks, stack, template, "created", given)
@@ -265,4 +268,5 @@ def test_the_tests_own_template_in_heats_shape_runs_natively(project: Project, r
     assert preview["plan"]["replaced"] == [] and preview["plan"]["updated"], preview["plan"]
     run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {
         "name": stack, "state": "absent", "cloud": project.name}})
+    project.stacks.remove(stack)
     assert leftovers(project) == []
