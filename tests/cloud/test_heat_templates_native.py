@@ -107,6 +107,7 @@ class Case:
     change: dict[str, Any]
     updated: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
     check: Callable[[Project, dict[str, Any], dict[str, Any]], None] = lambda *_: None
 
 
@@ -198,7 +199,12 @@ CASES = {
     "resource_group_server_with_volumes": Case(
         "hot/resource_group/server_with_volumes.yaml",
         lambda p: {"image_id": IMAGE, "instance_type": FLAVOR, "key_name": p.keypair, "num_volumes": 2},
-        {"num_volumes": 3}, updated=["group_of_volumes"], check=third_volume_attached),
+        # The members' own stacks are updated too, with nothing in them changed: Heat
+        # updates a nested stack whenever its resource is (its StackResource always
+        # needs an update), and its preview says so.
+        {"num_volumes": 3}, updated=["group_of_volumes", "group_of_volumes/0", "group_of_volumes/1"],
+        added=["group_of_volumes/2", "group_of_volumes/2/volume", "group_of_volumes/2/volume_attachment"],
+        check=third_volume_attached),
 }
 
 
@@ -235,6 +241,7 @@ def test_public_template_runs_natively_unchanged(case: str, project: Project, ru
     preview = apply(project, run_tasks, stack, template, "preview", changed, check_mode=True)
     assert sorted(preview["plan"]["updated"]) == spec.updated, preview["plan"]
     assert sorted(preview["plan"]["replaced"]) == spec.replaced, preview["plan"]
+    assert sorted(preview["plan"]["added"]) == spec.added, preview["plan"]
     assert ids(preview) == ids(created)  # a preview changes nothing
     updated = apply(project, run_tasks, stack, template, "updated", changed)
     assert updated["stack"]["status"] == "UPDATE_COMPLETE"
