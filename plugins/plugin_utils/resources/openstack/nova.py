@@ -649,9 +649,11 @@ class Server(NovaResource):
         """Heat's ``_calculate_add_nets`` for one entry: its port, a port made for
         its subnet (named for its index among the entries attached), or its network
         (Nova makes the port, the server's security groups set on it after)."""
-        group_ids = [self._neutron_id("security_group", group) for group in groups]
+        def group_ids() -> list[str]:
+            return [self._neutron_id("security_group", group) for group in groups]
+
         if entry.get("allocate_network") == "auto":
-            return _Attachment({"net_id": self._auto_network()}, group_ids)
+            return _Attachment({"net_id": self._auto_network()}, group_ids())
         if entry.get("port"):
             request: dict[str, Any] = {"port_id": entry["port"]}
         elif entry.get("subnet") or entry.get("port_extra_properties"):
@@ -663,7 +665,7 @@ class Server(NovaResource):
             request = {"net_id": network} if network else {}
             if network and entry.get("fixed_ip"):
                 request["fixed_ips"] = [{"ip_address": entry["fixed_ip"]}]
-            return _Attachment(request, group_ids)
+            return _Attachment(request, group_ids())
         if entry.get("floating_ip"):
             association = {"port_id": request["port_id"]}
             if entry.get("fixed_ip"):
