@@ -544,6 +544,52 @@ def test_a_web_image_is_imported_by_glance_from_its_url(stacks: Any, member: Any
     assert member.image.find_image(image.id) is None
 
 
+PATCHED_IMAGE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      url: {type: string}
+      visibility: {type: string, default: private}
+      protected: {type: boolean, default: false}
+      extra: {type: json, default: {made_by: hotplay}}
+    resources:
+      image:
+        type: OS::Glance::WebImage
+        properties:
+          location: {get_param: url}
+          disk_format: raw
+          container_format: bare
+          visibility: {get_param: visibility}
+          protected: {get_param: protected}
+          extra_properties: {get_param: extra}
+    outputs:
+      id: {value: {get_resource: image}}
+"""
+
+
+def test_a_web_images_visibility_protection_and_properties_change_in_place(
+        stacks: Any, member: Any, served: tuple[str, list[str]]) -> None:
+    """Heat's JSON patch of the image (Glance's own content type): the same image,
+    each property as the template says; an extra property taken out is removed."""
+    url, _asked = served
+    name = stack_name()
+    made = ok(stacks(name, PATCHED_IMAGE, parameters={"url": url}))
+    image_id = made["outputs"]["id"]
+    changed = ok(stacks(name, PATCHED_IMAGE, parameters={
+        "url": url, "visibility": "community", "protected": True, "extra": {"made_by": "hotplay", "tier": "gold"}}))
+    assert ids(changed) == ids(made)
+    image = member.image.get_image(image_id)
+    assert (image.visibility, image.is_protected) == ("community", True)
+    assert (image.properties.get("made_by"), image.properties.get("tier")) == ("hotplay", "gold")
+    # Back to private and unprotected (the delete needs it), made_by taken out.
+    back = ok(stacks(name, PATCHED_IMAGE, parameters={"url": url, "extra": {"tier": "gold"}}))
+    assert ids(back) == ids(made)
+    image = member.image.get_image(image_id)
+    assert (image.visibility, image.is_protected, image.status) == ("private", False, "active")
+    assert "made_by" not in image.properties and image.properties.get("tier") == "gold"
+    ok(stacks(name, "", state="absent"))
+    assert member.image.find_image(image_id) is None
+
+
 @pytest.fixture
 def member_heat(heat_on_the_cloud: Any, member: Any) -> Any:
     """Heat's API for the member's project, with the member's token."""

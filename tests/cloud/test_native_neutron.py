@@ -562,3 +562,44 @@ def test_a_floating_ip_on_an_external_network_given_by_id_moves_in_place(stacks:
     assert moved["outputs"]["port"] == physical["second"]
     assert not stacks(name, "", state="absent").get("failed")
     assert member.network.find_ip(floating.id) is None
+
+
+ASSOCIATED = """\
+    heat_template_version: 2018-08-31
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.71.0.0/24}
+      router:
+        type: OS::Neutron::Router
+        properties: {external_gateway_info: {network: public}}
+      interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+      port:
+        type: OS::Neutron::Port
+        properties: {network: {get_resource: net}, fixed_ips: [{subnet: {get_resource: subnet}}]}
+      fip:
+        type: OS::Neutron::FloatingIP
+        properties: {floating_network: public}
+      association:
+        # No depends_on: Heat makes an association wait for the router interface on
+        # its port's subnet (Neutron refuses the address until a router reaches it).
+        type: OS::Neutron::FloatingIPAssociation
+        properties: {floatingip_id: {get_resource: fip}, port_id: {get_resource: port}}
+"""
+
+
+def test_a_floating_ip_association_waits_for_the_router_interface(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = stacks(name, ASSOCIATED)
+    assert not made.get("failed"), made.get("msg")
+    physical = ids(made)
+    assert member.network.get_ip(physical["fip"]).port_id == physical["port"]
+    # The delete goes the other way: the association before the interface, which
+    # Neutron refuses to remove while a floating IP needs it.
+    gone = stacks(name, "", state="absent")
+    assert not gone.get("failed"), gone.get("msg")
+    assert member.network.find_ip(physical["fip"]) is None and member.network.find_port(physical["port"]) is None

@@ -390,6 +390,112 @@ def test_a_bad_flavor_fails_validation_with_heats_message(stacks: Any) -> None:
                               "value 'm1.nope': No Flavor matching {'name': 'm1.nope'}. (HTTP 404)")
 
 
+# A server whose networks change in place: a pre-made port, then also a network
+# (Nova makes the port) and a subnet (the server makes the port), then the network
+# alone.
+NETWORKS_IN_PLACE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      layout: {type: string, default: port}
+    conditions:
+      more: {equals: [{get_param: layout}, more]}
+      less: {equals: [{get_param: layout}, less]}
+    resources:
+      net:
+        type: OS::Neutron::Net
+      subnet:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net}, cidr: 10.62.0.0/24}
+      net2:
+        type: OS::Neutron::Net
+      subnet2:
+        type: OS::Neutron::Subnet
+        properties: {network: {get_resource: net2}, cidr: 10.63.0.0/24}
+      port:
+        type: OS::Neutron::Port
+        properties:
+          network: {get_resource: net}
+          fixed_ips: [{subnet: {get_resource: subnet}, ip_address: 10.62.0.10}]
+      server:
+        type: OS::Nova::Server
+        depends_on: [subnet, subnet2]
+        properties:
+          image: hotplay-tiny
+          flavor: m1.tiny
+          networks:
+            if:
+              - more
+              - [{port: {get_resource: port}}, {network: {get_resource: net2}},
+                 {subnet: {get_resource: subnet}, fixed_ip: 10.62.0.20}]
+              - if:
+                  - less
+                  - [{network: {get_resource: net2}}]
+                  - [{port: {get_resource: port}}]
+    outputs:
+      ids: {value: {net: {get_resource: net}, net2: {get_resource: net2}, port: {get_resource: port},
+                    server: {get_resource: server}}}
+      networks: {value: {get_attr: [server, networks]}}
+      first_address: {value: {get_attr: [server, first_address]}}
+"""
+
+
+def interfaces_of(member: Any, ids: dict[str, str]) -> list[tuple[str, str, str | None]]:
+    """The server's interfaces as Nova lists them: (its network in the template, whose
+    port -- the pre-made one, Nova's, or the server's by name --, the address of a
+    fixed one), and their port ids by network."""
+    nets = {ids["net"]: "net", ids["net2"]: "net2"}
+    found = []
+    for interface in member.compute.server_interfaces(ids["server"]):
+        port = member.network.get_port(interface.port_id)
+        whose = "pre-made" if port.id == ids["port"] else (port.name or "nova")
+        address = interface.fixed_ips[0]["ip_address"] if nets.get(interface.net_id) == "net" else None
+        found.append((nets.get(interface.net_id, "?"), whose, address))
+    return sorted(found, key=repr)
+
+
+def port_ids_by_network(member: Any, server: str) -> dict[str, list[str]]:
+    ports: dict[str, list[str]] = {}
+    for interface in member.compute.server_interfaces(server):
+        ports.setdefault(interface.net_id, []).append(interface.port_id)
+    return ports
+
+
+def test_a_networks_change_attaches_and_detaches_in_place(stacks: Any, member: Any) -> None:
+    name = stack_name()
+    made = ok(stacks(name, NETWORKS_IN_PLACE))
+    physical = ids(made)
+    assert interfaces_of(member, physical) == [("net", "pre-made", "10.62.0.10")]
+    # Check mode: an update, no replacement.
+    preview = ok(stacks(name, NETWORKS_IN_PLACE, check=True, parameters={"layout": "more"}))
+    assert preview["plan"]["updated"] == ["server"] and preview["plan"]["replaced"] == []
+    more = ok(stacks(name, NETWORKS_IN_PLACE, parameters={"layout": "more"}))
+    assert ids(more) == physical
+    assert interfaces_of(member, physical) == sorted([
+        ("net", "pre-made", "10.62.0.10"), ("net2", "nova", None), ("net", "server-port-1", "10.62.0.20")],
+        key=repr)
+    # The attributes read after the update show every new interface.
+    net, net2 = member.network.get_network(physical["net"]), member.network.get_network(physical["net2"])
+    shown = more["outputs"]["networks"]
+    assert sorted(shown[net.name]) == ["10.62.0.10", "10.62.0.20"] and len(shown[net2.name]) == 1
+    internal = [p for p in member.network.ports(device_id=physical["server"]) if p.name == "server-port-1"]
+    kept = port_ids_by_network(member, physical["server"])[net2.id]
+
+    # The network alone: its interface kept (same port), the pre-made port let go,
+    # the server's own port detached and deleted.
+    less = ok(stacks(name, NETWORKS_IN_PLACE, parameters={"layout": "less"}))
+    assert ids(less) == physical
+    assert interfaces_of(member, physical) == [("net2", "nova", None)]
+    assert port_ids_by_network(member, physical["server"]) == {net2.id: kept}
+    assert member.network.get_port(physical["port"]).device_id == ""
+    assert member.network.find_port(internal[0].id) is None
+    assert list(less["outputs"]["networks"]) == [net2.name, net2.id]
+
+    # Back to the pre-made port: the same server again.
+    back = ok(stacks(name, NETWORKS_IN_PLACE))
+    assert ids(back) == physical and interfaces_of(member, physical) == [("net", "pre-made", "10.62.0.10")]
+    assert back["outputs"]["first_address"] == "10.62.0.10"
+
+
 # -- beside Heat ----------------------------------------------------------------------------------------
 # The same templates through the real Heat engine (heat_on_cloud.py), as the same
 # member of the same project: what each made, read back from Nova and Neutron, and
@@ -574,6 +680,41 @@ def test_a_server_on_a_port_beside_heat(member_heat: Any, stacks: Any, member: A
         sides.delete()
     # Nothing of either stack is left: no server, no port, no network.
     assert (left_behind(member, [sides.heat.name]), left_behind(member, [sides.name])) == ([], [])
+
+
+def test_a_networks_change_beside_heat(member_heat: Any, stacks: Any, member: Any) -> None:
+    """Heat and hotplay attach and detach the same interfaces in place: the same
+    server, the kept interface on the same port, the same ports afterwards."""
+    sides = Beside(member_heat, stacks, NETWORKS_IN_PLACE)
+    try:
+        heat, hotplay = sides.apply()
+        for layout in ("more", "less", "port"):
+            kept = {side: port_ids_by_network(member, outputs["ids"]["server"])
+                    for side, outputs in (("heat", heat), ("hotplay", hotplay))}
+            heat_after, hotplay_after = sides.apply(layout=layout)
+            assert (heat_after["ids"], hotplay_after["ids"]) == (heat["ids"], hotplay["ids"])
+            assert interfaces_of(member, heat_after["ids"]) == interfaces_of(member, hotplay_after["ids"]), layout
+            for side, outputs in (("heat", heat_after), ("hotplay", hotplay_after)):
+                now = port_ids_by_network(member, outputs["ids"]["server"])
+                # An interface on a network both layouts name keeps its port.
+                if layout == "less":
+                    net2 = outputs["ids"]["net2"]
+                    assert now[net2] == kept[side][net2], side
+    finally:
+        sides.delete()
+    # Heat's API says a member's stack is gone while Nova may still list its server
+    # as being deleted, for a moment.
+    assert eventually(lambda: left_behind(member, [sides.heat.name]) == []), left_behind(member, [sides.heat.name])
+    assert left_behind(member, [sides.name]) == []
+
+
+def eventually(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(2)
+    return True
 
 
 def test_a_server_naming_no_network_and_its_external_id_beside_heat(

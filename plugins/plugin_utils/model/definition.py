@@ -751,12 +751,14 @@ def handler_for(definition: ResourceDefinition, runtime: RuntimeContext) -> Reso
 # provider templates mapped over those types too: a server waits for the subnets of its
 # networks (Nova takes an address from one, and the subnet cannot go while the server's
 # port holds one), a port for its network's subnets, a floating IP for the router whose
-# gateway is on its network and for the router interface on its port's subnet.
+# gateway is on its network and for the router interface on its port's subnet, a
+# floating IP association for the router interface on its port's subnet.
 
 SUBNET, SERVER, PORT, ROUTER, FLOATING_IP = ("OS::Neutron::Subnet", "OS::Nova::Server",
                                              "OS::Neutron::Port", "OS::Neutron::Router",
                                              "OS::Neutron::FloatingIP")
 ROUTER_INTERFACE = "OS::Neutron::RouterInterface"
+FLOATING_IP_ASSOCIATION = "OS::Neutron::FloatingIPAssociation"
 
 
 def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, frozenset[str]]:
@@ -776,6 +778,9 @@ def implicit_requires(definitions: Iterable[ResourceDefinition]) -> dict[str, fr
         elif defn.type == FLOATING_IP:
             needs = _floating_ip_needs(defn, routers) | _interfaces_of_ports(
                 [ports[name] for name in defn.requires if name in ports], interfaces, subnets)
+        elif defn.type == FLOATING_IP_ASSOCIATION:
+            needs = _interfaces_on_first_subnets([ports[name] for name in defn.requires if name in ports],
+                                                 interfaces)
         else:
             needs = set()
         implied[defn.name] = frozenset(needs - {defn.name})
@@ -822,6 +827,20 @@ def _interfaces_of_ports(ports: list[ResourceDefinition], interfaces: list[Resou
             if any(_port_on_subnet(port, _reference(interface.properties.get("subnet")
                                                     or interface.properties.get("subnet_id")), subnets)
                    for port in ports)}
+
+
+def _interfaces_on_first_subnets(ports: list[ResourceDefinition],
+                                 interfaces: list[ResourceDefinition]) -> set[str]:
+    """Heat's FloatingIPAssociation.add_dependencies: the router interfaces on the
+    subnet of the first ``fixed_ips`` entry of a port the association reads (a port
+    without ``fixed_ips`` adds none there, unlike a floating IP's)."""
+    firsts = []  # a list: a subnet given as a map or list is not hashable
+    for port in ports:
+        fixed_ips = _plain(port.properties.get("fixed_ips"))
+        if isinstance(fixed_ips, list) and fixed_ips and isinstance(fixed_ips[0], Mapping):
+            firsts.append(_reference(fixed_ips[0].get("subnet") or fixed_ips[0].get("subnet_id")))
+    return {interface.name for interface in interfaces
+            if _reference(interface.properties.get("subnet") or interface.properties.get("subnet_id")) in firsts}
 
 
 def _port_on_subnet(port: ResourceDefinition, subnet: Any, subnets: list[ResourceDefinition]) -> bool:

@@ -7,13 +7,15 @@ data imported by Glance itself from the ``location`` URL (Glance's
 ``active`` (or, with ``active: false``, deactivates it then); delete deletes it,
 NotFound being done.
 
-In place, as Heat: ``tags`` (each added or removed with its own call), ``active``
-(deactivate, reactivate) and ``members``.  Heat's other in-place changes
-(``visibility``, ``protected``, ``extra_properties``, ...) are JSON-patch calls
-whose content type the run's session does not send yet: such a change fails,
-named, and changes nothing (never a silent replacement).  ``extra_properties``
-are given with the create's record rather than patched on after it: the image
-holds the same properties.
+In place, as Heat, in its order: ``active: false`` (deactivate), ``tags`` (each
+added or removed with its own call), then one JSON patch of the image
+(``application/openstack-images-v2.1-json-patch``, as glanceclient's
+``images.update``) for ``visibility``, ``protected``, ``owner``,
+``architecture``, ``os_distro``, ``os_version``, ``kernel_id``, ``ramdisk_id``
+and ``extra_properties`` (each set; an extra property taken out of the template
+removed), then ``members``, then ``active: true`` (reactivate).
+``extra_properties`` are given with the create's record rather than patched on
+after it: the image holds the same properties.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ _CONTAINER_FORMATS = ("ami", "ari", "aki", "bare", "ovf", "ova", "docker")
 # The properties Heat changes with a JSON patch of the image.
 _PATCHED = ("protected", "architecture", "kernel_id", "os_distro", "os_version", "owner",
             "extra_properties", "visibility", "ramdisk_id")
+# Glance's image update: a JSON patch (RFC 6902) sent as this content type.
+JSON_PATCH = "application/openstack-images-v2.1-json-patch"
+# Properties of every image: set, never removed.
+_CORE = frozenset({"visibility", "protected", "owner", "name", "min_disk", "min_ram",
+                   "disk_format", "container_format", "tags"})
 
 
 @register
@@ -130,17 +137,17 @@ class WebImage(OpenStackResource):
 
     # -- update -----------------------------------------------------------------------------
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
-        """Heat's ``handle_update``: deactivate, tags, members, reactivate."""
+        """Heat's ``handle_update``: deactivate, tags, the patch, members, reactivate."""
         ident, old = current.physical_id, current.properties
         changed = {k: v for k, v in properties.items() if old.get(k) != v}
-        patched = sorted(k for k in changed if k in _PATCHED)
-        if patched:
-            raise self.fail(f"Changing {', '.join(patched)} of an OS::Glance::WebImage in place "
-                            "is not supported yet (Glance's JSON patch)", "NotSupported")
         if changed.get("active") is False:
             self._call("POST", f"/images/{ident}/actions/deactivate")
         if "tags" in changed:
             self._retag(ident, old.get("tags") or [], changed["tags"] or [])
+        if any(key in _PATCHED for key in changed):
+            patch = image_patch(self._show(ident) or {}, old, changed)
+            if patch:
+                self.cloud.request(GLANCE, "PATCH", f"/images/{ident}", patch, content_type=JSON_PATCH)
         if "members" in changed:
             self._remember_members(ident, old.get("members") or [], changed["members"] or [])
         if changed.get("active") is True:
@@ -198,3 +205,34 @@ class WebImage(OpenStackResource):
             if error.not_found:
                 return None
             raise
+
+
+def image_patch(live: Mapping[str, Any], old: Mapping[str, Any], changed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """glanceclient's ``images.update`` as Heat calls it: the changed properties
+    set (``extra_properties`` merged in; one taken out of the template removed,
+    unless set again), as the JSON patch turning the image Glance has into that
+    one: ``add`` for a property it lacks, ``replace`` for one it holds otherwise,
+    ``remove`` for one taken out (or given no value: Glance takes no null for most)."""
+    wanted = {key: value for key, value in changed.items() if key in _PATCHED and key != "extra_properties"}
+    removed: list[str] = []
+    if "extra_properties" in changed:
+        extra = dict(changed["extra_properties"] or {})
+        wanted.update(extra)
+        removed = sorted(set(old.get("extra_properties") or {}) - set(wanted))
+    patch: list[dict[str, Any]] = []
+    for key, value in wanted.items():
+        path = _pointer(key)
+        if value is None:
+            if key in live and key not in _CORE:
+                patch.append({"op": "remove", "path": path})
+        elif key not in live:
+            patch.append({"op": "add", "path": path, "value": value})
+        elif live[key] != value:
+            patch.append({"op": "replace", "path": path, "value": value})
+    patch.extend({"op": "remove", "path": _pointer(key)} for key in removed if key in live)
+    return patch
+
+
+def _pointer(key: str) -> str:
+    """A JSON pointer to a top-level key (RFC 6901's escapes)."""
+    return "/" + str(key).replace("~", "~0").replace("/", "~1")

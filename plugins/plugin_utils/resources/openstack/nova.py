@@ -15,9 +15,11 @@ shapes.
   networks, which Nova refuses from 2.37 on): that one call is made at 2.36, and
   Nova puts the server on the project's network, as before 2.37.
 - **Server update in place**, in Heat's order: metadata (one call: only the keys
-  that changed, or the whole set when a key goes), tags, name, flavor (resize
-  and confirm, ``flavor_update_policy: RESIZE``), image (rebuild,
-  ``image_update_policy: REBUILD*``), ``admin_pass``; anything else replaces it.
+  that changed, or the whole set when a key goes), tags, name, ``admin_pass``,
+  ``networks`` (interfaces detached and attached as Heat's
+  ``ServerNetworkMixin`` decides: server_networks.py), flavor (resize and
+  confirm, ``flavor_update_policy: RESIZE``), image (rebuild,
+  ``image_update_policy: REBUILD*``); anything else replaces it.
   A replacement detaches the pre-made ports (``networks[].port``) from the old
   server first, and a rollback that swaps the old server back gives them back
   (Heat's ``prepare_for_replace`` and ``restore_prev_rsrc``).
@@ -34,6 +36,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import quote
 
@@ -42,6 +45,7 @@ from ..base import AttributeSchema, Outcome, PropertySchema, ResourceState, regi
 from ..properties import allowed_values, length
 from .base import OpenStackResource, _values_at, attributes_from_facade, properties_from_facade
 from .constraints import NEUTRON_KINDS, NotFoundByNameOrId, check_custom_constraint, find_neutron_id
+from .server_networks import Entry, NetworksChange, calculate_networks, interface_entry, port_extra_body
 from .session import CloudFailure, CloudSession
 from .user_data import server_user_data
 
@@ -361,8 +365,7 @@ def metadata_change(live: Mapping[str, str], wanted: Mapping[str, str]) -> tuple
 
 
 def server_replacement_reason(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
-    """Heat's ``needs_replace_with_prop_diff``, and the ``networks`` change this
-    engine replaces for (Heat attaches and detaches interfaces in place)."""
+    """Heat's ``needs_replace_with_prop_diff`` (``networks`` change in place)."""
     def changed(key: str) -> bool:
         return old.get(key) != new.get(key)
 
@@ -375,8 +378,6 @@ def server_replacement_reason(old: Mapping[str, Any], new: Mapping[str, Any]) ->
         return "property image changed and image_update_policy is REPLACE"
     if changed("user_data") and policy("user_data_update_policy") == "REPLACE":
         return "property user_data changed and user_data_update_policy is REPLACE"
-    if changed("networks"):
-        return "property networks changed (interfaces are not attached or detached in place yet)"
     return None
 
 
@@ -529,9 +530,7 @@ class Server(NovaResource):
             port["fixed_ips"] = [fixed]
         if security_groups:
             port["security_groups"] = [self._neutron_id("security_group", g) for g in security_groups]
-        extra = dict(entry.get("port_extra_properties") or {})
-        port.update(extra.pop("value_specs", None) or {})
-        port.update({k: v for k, v in extra.items() if v is not None})
+        port.update(port_extra_body(entry.get("port_extra_properties")))
         made = self.cloud.request(NEUTRON, "POST", "/ports", {"port": port})["port"]
         return str(made["id"])
 
@@ -572,6 +571,18 @@ class Server(NovaResource):
         name = self._wanted_name(current, new, live)
         if name != live.get("name"):
             self._nova("PUT", f"/servers/{ident}", {"server": {"name": name}})
+        internal = list(current.data.get("internal_ports") or [])
+        plan = self._plan_networks(ident, old, new, internal) if "networks" in changed else None
+        try:
+            if "image" not in changed:
+                self._change_password(ident, changed, new)
+            if plan is not None:
+                self._apply_networks(ident, plan, internal)
+        except Exception:
+            # The record keeps the old entries (the next update starts from them):
+            # the ports made for new ones go.
+            self._delete_ports(plan.created if plan is not None else [])
+            raise
         if "flavor" in changed:
             self._resize(ident, str(new["flavor"]))
         if "user_data" in changed and new.get("user_data_update_policy") == "REBUILD":
@@ -579,10 +590,144 @@ class Server(NovaResource):
                                   "user_data": base64.b64encode(server_user_data(new).encode()).decode()})
         if "image" in changed:
             self._rebuild(ident, self._rebuild_body(new))
-        elif "admin_pass" in changed and new.get("admin_pass"):
+        return Outcome(ident, {**current.data, "internal_ports": internal, "attributes": {"name": name}})
+
+    def _change_password(self, ident: str, changed: set[str], new: Mapping[str, Any]) -> None:
+        """Heat changes the password at once (before the interfaces, the resize and
+        the rebuilds it queues); a rebuild sends it instead."""
+        if "admin_pass" in changed and new.get("admin_pass"):
             self._nova("POST", f"/servers/{ident}/action",
                        {"changePassword": {"adminPass": new["admin_pass"]}})
-        return Outcome(ident, {**current.data, "attributes": {"name": name}})
+
+    # -- networks in place (Heat's ServerNetworkMixin) ------------------------------------------
+    def _plan_networks(self, ident: str, old: Mapping[str, Any], new: Mapping[str, Any],
+                       internal: Sequence[str]) -> _NetworksPlan:
+        """Heat's ``_update_networks``, up to the steps it queues: what changes
+        (server_networks.py), and what Heat does while it calculates: extra
+        properties of a port the server made changed on it, the floating IPs of
+        entries that go let go, ports made for new entries (``<resource>-port-<n>``)
+        and floating IPs put on them."""
+        listed = self._nova("GET", f"/servers/{ident}/os-interface")["interfaceAttachments"]
+        change = calculate_networks([self._resolved_entry(e) for e in old.get("networks") or []],
+                                    [self._resolved_entry(e) for e in new.get("networks") or []],
+                                    [interface_entry(i) for i in listed], internal, self._entry_network)
+        plan = _NetworksPlan(change.detach, {str(i.get("port_id")): i.get("mac_addr") for i in listed})
+        try:
+            plan.attach = self._prepare_networks(change, new.get("security_groups") or [], plan.created)
+        except Exception:
+            self._delete_ports(plan.created)
+            raise
+        return plan
+
+    def _apply_networks(self, ident: str, plan: _NetworksPlan, internal: list[str]) -> None:
+        """Heat's queued steps, in order: each old interface detached (a port the
+        server made deleted once Nova has let it go), then each new one attached."""
+        for port in plan.detach:
+            self._detach_interface(ident, port, plan.macs.get(port))
+            if port in internal:
+                self._delete_ports([port])
+                internal.remove(port)
+        for attachment in plan.attach:
+            self._attach_interface(ident, attachment)
+        internal.extend(plan.created)
+
+    def _prepare_networks(self, change: NetworksChange, groups: Sequence[str],
+                          created: list[str]) -> list[_Attachment]:
+        for port, extras in change.update_ports:
+            body = port_extra_body(extras)
+            if body:
+                self.cloud.request(NEUTRON, "PUT", f"/ports/{port}", {"port": body})
+        for floating_ip in change.disassociate:
+            self._gone_is_fine(functools.partial(self.cloud.request, NEUTRON, "PUT", f"/floatingips/{floating_ip}",
+                                                 {"floatingip": {"port_id": None}}))
+        return [self._attachment(entry, index, groups, created) for index, entry in enumerate(change.attach)]
+
+    def _attachment(self, entry: Entry, index: int, groups: Sequence[str], created: list[str]) -> _Attachment:
+        """Heat's ``_calculate_add_nets`` for one entry: its port, a port made for
+        its subnet (named for its index among the entries attached), or its network
+        (Nova makes the port, the server's security groups set on it after)."""
+        def group_ids() -> list[str]:
+            return [self._neutron_id("security_group", group) for group in groups]
+
+        if entry.get("allocate_network") == "auto":
+            return _Attachment({"net_id": self._auto_network()}, group_ids())
+        if entry.get("port"):
+            request: dict[str, Any] = {"port_id": entry["port"]}
+        elif entry.get("subnet") or entry.get("port_extra_properties"):
+            port = self._internal_port(entry, index, groups)
+            created.append(port)
+            request = {"port_id": port}
+        else:
+            network = self._entry_network(entry)
+            request = {"net_id": network} if network else {}
+            if network and entry.get("fixed_ip"):
+                request["fixed_ips"] = [{"ip_address": entry["fixed_ip"]}]
+            return _Attachment(request, group_ids())
+        if entry.get("floating_ip"):
+            association = {"port_id": request["port_id"]}
+            if entry.get("fixed_ip"):
+                association["fixed_ip_address"] = entry["fixed_ip"]
+            self.cloud.request(NEUTRON, "PUT", f"/floatingips/{entry['floating_ip']}",
+                               {"floatingip": association})
+        return _Attachment(request, [])
+
+    def _resolved_entry(self, entry: Mapping[str, Any]) -> Entry:
+        """A networks entry as Heat's translation rules leave it: ``uuid`` moved to
+        ``network``; network, subnet and port by id (a name no longer found stays
+        as written)."""
+        resolved = dict(entry)
+        if resolved.get("uuid") is not None:
+            resolved["network"], resolved["uuid"] = resolved["uuid"], None
+        for key in ("network", "subnet", "port"):
+            if resolved.get(key):
+                try:
+                    resolved[key] = self._neutron_id(key, resolved[key])
+                except NotFoundByNameOrId:
+                    continue
+        return resolved
+
+    def _entry_network(self, entry: Mapping[str, Any]) -> str | None:
+        """Heat's ``_get_network_id``: the entry's network, or its subnet's."""
+        if entry.get("network"):
+            return str(entry["network"])
+        if entry.get("subnet"):
+            subnet = self.cloud.request(NEUTRON, "GET", f"/subnets/{entry['subnet']}")["subnet"]
+            return str(subnet["network_id"])
+        return None
+
+    def _auto_network(self) -> str:
+        """Heat's ``allocate_network: auto``: the project's own network, or the shared
+        one, or the one Neutron's auto-allocated topology makes; several refused."""
+        project = self.cloud.project_id
+        own = self.cloud.request(NEUTRON, "GET", "/networks", params={
+            "tenant_id": project, "shared": "False", "admin_state_up": "True"})["networks"]
+        shared = self.cloud.request(NEUTRON, "GET", "/networks", params={"shared": "True"})["networks"]
+        found = [str(n["id"]) for n in own + shared]
+        if not found:
+            topology = self.cloud.request(NEUTRON, "GET", f"/auto-allocated-topology/{project}")
+            found = [str(topology["auto_allocated_topology"]["id"])]
+        if len(found) > 1:
+            raise _failure("Multiple possible networks found.", "UnableToAutoAllocateNetwork")
+        return found[0]
+
+    def _detach_interface(self, server: str, port: str, mac: str | None) -> None:
+        """Heat's ``check_interface_detach``: Neutron no longer binds the port to the
+        server, and the server's addresses no longer show its MAC."""
+        self._detach(server, port)
+        if mac:
+            self._wait(server, lambda shown: shown is None or mac not in _fixed_macs(shown))
+
+    def _attach_interface(self, server: str, attachment: _Attachment) -> None:
+        """Heat's ``interface_attach`` and ``check_interface_attach``: done when the
+        server's addresses show every address of the port (those of a port Nova made
+        too, which Heat does not wait for: the attributes read after it show it)."""
+        answer = self._nova("POST", f"/servers/{server}/os-interface",
+                            {"interfaceAttachment": attachment.request})["interfaceAttachment"]
+        if attachment.security_groups:
+            self.cloud.request(NEUTRON, "PUT", f"/ports/{answer['port_id']}",
+                               {"port": {"security_groups": list(attachment.security_groups)}})
+        addresses = {str(ip["ip_address"]) for ip in answer.get("fixed_ips") or [] if ip.get("ip_address")}
+        self._wait(server, lambda shown: _shows_addresses(shown, addresses))
 
     def _wanted_name(self, current: ResourceState, new: Mapping[str, Any],
                      live: Mapping[str, Any]) -> str:
@@ -940,6 +1085,41 @@ def server_drift(properties: Mapping[str, Any], live: Mapping[str, Any],
     if serialized_metadata(properties.get("metadata")) != (live.get("metadata") or {}):
         keys.append("metadata")
     return keys
+
+
+@dataclass
+class _NetworksPlan:
+    """A networks update: the ports to detach (with their MACs, which the server's
+    addresses show while attached), the interfaces to attach, the ports made."""
+
+    detach: list[str]
+    macs: dict[str, Any]
+    attach: list[_Attachment] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Attachment:
+    """An interface to attach: Nova's ``interfaceAttachment`` request, and the
+    security groups then set on the port Nova makes for it."""
+
+    request: dict[str, Any]
+    security_groups: list[str]
+
+
+def _fixed_addresses(server: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [address for listed in (server.get("addresses") or {}).values() for address in listed
+            if address.get("OS-EXT-IPS:type") == "fixed"]
+
+
+def _fixed_macs(server: Mapping[str, Any]) -> set[str]:
+    return {str(address.get("OS-EXT-IPS-MAC:mac_addr")) for address in _fixed_addresses(server)}
+
+
+def _shows_addresses(server: Mapping[str, Any] | None, addresses: set[str]) -> bool:
+    if server is None:
+        raise _failure("The server went away while an interface was attached", "EntityNotFound")
+    return addresses <= {str(address.get("addr")) for address in _fixed_addresses(server)}
 
 
 def _is_active(item: Mapping[str, Any] | None) -> bool:

@@ -145,15 +145,21 @@ class CloudSession:
             return self._pollers.setdefault(kind, Poller(lister))
 
     # -- calls ------------------------------------------------------------------------------
-    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | list[Any] | None = None,
                 params: Mapping[str, Any] | list[tuple[str, str]] | None = None,
-                microversion: str | None = None) -> Any:
+                microversion: str | None = None, content_type: str | None = None) -> Any:
         """One API call: the JSON answered (None for an empty answer); raises
         ``CloudFailure`` with the service's message for an error answer.
         ``microversion``: the API microversion asked for (Nova's, Cinder's), per
-        call, so one type's choice never changes another's answers."""
+        call, so one type's choice never changes another's answers.
+        ``content_type``: the body's, when the API wants another than JSON's for a
+        JSON body (Glance's image update takes a JSON patch only as
+        ``application/openstack-images-v2.1-json-patch``)."""
         proxy = self._proxy(service)
-        extra = {"microversion": microversion} if microversion else {}
+        extra: dict[str, Any] = {"microversion": microversion} if microversion else {}
+        if content_type:
+            # keystoneauth sets application/json for a JSON body only when none is given.
+            extra["headers"] = {"Content-Type": content_type}
         with self._slots:
             self.calls[f"{method} {service}"] += 1
             try:

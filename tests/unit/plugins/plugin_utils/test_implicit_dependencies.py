@@ -20,7 +20,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.definition im
 
 # The types' behaviour is not what is tested: OS::Heat::None takes any properties.
 TYPES = ("OS::Nova::Server", "OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
-         "OS::Neutron::Router", "OS::Neutron::FloatingIP", "OS::Neutron::RouterInterface")
+         "OS::Neutron::Router", "OS::Neutron::FloatingIP", "OS::Neutron::RouterInterface",
+         "OS::Neutron::FloatingIPAssociation")
 ENVIRONMENT = parse_environment({"resource_registry": {t: "OS::Heat::None" for t in TYPES}}, "env.yaml")
 
 
@@ -114,6 +115,15 @@ resources:
     type: OS::Neutron::FloatingIP
     properties: {floating_network: public, port_id: {get_resource: port_without_ips}}
   fip_alone: {type: OS::Neutron::FloatingIP, properties: {floating_network: public}}
+  fip_by_attr:
+    type: OS::Neutron::FloatingIP
+    properties: {floating_network: public, port_id: {get_attr: [port, id]}}
+  association:
+    type: OS::Neutron::FloatingIPAssociation
+    properties: {floatingip_id: {get_resource: fip_alone}, port_id: {get_resource: port}}
+  association_on_network:
+    type: OS::Neutron::FloatingIPAssociation
+    properties: {floatingip_id: {get_resource: fip_alone}, port_id: {get_resource: port_without_ips}}
 """
 
 
@@ -126,3 +136,13 @@ def test_a_floating_ip_waits_for_the_router_interface_on_its_ports_subnet() -> N
     # A port without fixed_ips: the interfaces on a subnet of its network.
     assert graph["fip_on_network"] == {"port_without_ips", "other_interface"}
     assert graph["fip_alone"] == set()
+
+
+def test_a_floating_ip_association_waits_for_the_router_interface_on_its_ports_subnet() -> None:
+    """Heat's FloatingIPAssociation.add_dependencies: no depends_on needed."""
+    graph = requires(INTERFACES)
+    assert graph["association"] == {"fip_alone", "port", "interface"}
+    # Heat looks at the first fixed_ips entry only: a port without one adds nothing.
+    assert graph["association_on_network"] == {"fip_alone", "port_without_ips"}
+    # A floating IP reading its port's id: the same interface as with get_resource.
+    assert graph["fip_by_attr"] == {"port", "interface"}

@@ -323,15 +323,19 @@ def test_an_attachment_update_detaches_then_attaches_as_the_new_properties_say()
 # -- the floating IP association and the web image (their pure parts) ------------------------
 
 class Recorder:
-    """A cloud that answers every call with an empty item and records it."""
+    """A cloud that answers every call with an empty item (an image: ``image``) and
+    records it."""
 
-    def __init__(self) -> None:
+    def __init__(self, image: dict[str, Any] | None = None) -> None:
         self.sent: list[tuple[str, str, Any]] = []
+        self.content_types: list[str | None] = []
+        self.image = image or {}
 
     def request(self, service: str, method: str, path: str, body: Any = None, params: Any = None,
-                microversion: str | None = None) -> Any:
+                microversion: str | None = None, content_type: str | None = None) -> Any:
         self.sent.append((method, path, body))
-        return {"floatingip": {}, "id": "i1", "status": "active"}
+        self.content_types.append(content_type)
+        return {"floatingip": {}, "id": "i1", "status": "active", **self.image}
 
 
 def test_an_association_moves_the_address_and_lets_the_old_one_go() -> None:
@@ -355,20 +359,48 @@ def test_an_association_moves_the_address_and_lets_the_old_one_go() -> None:
         handler.validate({"floatingip_id": "f1", "port_id": "p1", "fixed_ip_address": "10.0.0"})
 
 
-def test_a_web_image_refuses_what_heat_refuses_and_what_it_cannot_patch_yet() -> None:
+def test_a_web_image_refuses_what_heat_refuses() -> None:
     image = resource_class("OS::Glance::WebImage")
     assert image is not None
-    cloud = Recorder()
-    handler = image("img", FakeRuntime(cloud))  # type: ignore[arg-type]
+    handler = image("img", FakeRuntime(Recorder()))  # type: ignore[arg-type]
     with pytest.raises(StackValidationFailed, match="Invalid mix of disk and container formats"):
         handler.validate({"container_format": "ami", "disk_format": "raw"})
     with pytest.raises(StackValidationFailed,
                        match="members property should only be specified for visibility with value shared."):
         handler.validate({"container_format": "bare", "members": ["p"], "visibility": "private"})
-    state = ResourceState("img", image.type_name, "CREATE", physical_id="i1",
-                          properties={"visibility": "private", "tags": ["a"], "active": True})
-    with pytest.raises(ResourceFailure, match="Changing visibility of an OS::Glance::WebImage in place"):
-        handler.handle_update(state, {**state.properties, "visibility": "public"})
-    assert cloud.sent == []
-    handler.handle_update(state, {**state.properties, "tags": ["b"]})
-    assert cloud.sent == [("PUT", "/images/i1/tags/b", None), ("DELETE", "/images/i1/tags/a", None)]
+
+
+def test_a_web_image_changes_in_place_in_heats_order_with_one_json_patch() -> None:
+    image = resource_class("OS::Glance::WebImage")
+    assert image is not None
+    live = {"visibility": "private", "protected": False, "made_by": "hotplay", "old_key": "x"}
+    cloud = Recorder(live)
+    handler = image("img", FakeRuntime(cloud))  # type: ignore[arg-type]
+    old = {"visibility": "private", "protected": False, "tags": ["a"], "active": True,
+           "extra_properties": {"made_by": "hotplay", "old_key": "x"}}
+    state = ResourceState("img", image.type_name, "CREATE", physical_id="i1", properties=old)
+    handler.handle_update(state, {**old, "visibility": "public", "protected": True, "tags": ["b"], "active": False,
+                                  "extra_properties": {"made_by": "hotplay", "os_distro_kind": "tiny"}})
+    patch = [{"op": "replace", "path": "/visibility", "value": "public"},
+             {"op": "replace", "path": "/protected", "value": True},
+             {"op": "add", "path": "/os_distro_kind", "value": "tiny"},
+             {"op": "remove", "path": "/old_key"}]
+    assert [call for call in cloud.sent if call[0] != "GET"] == [
+        ("POST", "/images/i1/actions/deactivate", None), ("PUT", "/images/i1/tags/b", None),
+        ("DELETE", "/images/i1/tags/a", None), ("PATCH", "/images/i1", patch)]
+    assert cloud.content_types[cloud.sent.index(("PATCH", "/images/i1", patch))] == \
+        "application/openstack-images-v2.1-json-patch"
+    # Only tags: no patch at all.
+    cloud.sent.clear()
+    handler.handle_update(state, {**old, "tags": ["a", "c"]})
+    assert cloud.sent == [("PUT", "/images/i1/tags/c", None)]
+
+
+def test_an_image_patch_leaves_alone_what_glance_already_holds_and_removes_what_has_no_value() -> None:
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.glance import image_patch
+
+    live = {"visibility": "public", "os_distro": "cirros", "a/b": "1"}
+    assert image_patch(live, {}, {"visibility": "public", "os_distro": None, "owner": None}) == [
+        {"op": "remove", "path": "/os_distro"}]
+    assert image_patch(live, {"extra_properties": {"a/b": "1"}}, {"extra_properties": {}}) == [
+        {"op": "remove", "path": "/a~1b"}]

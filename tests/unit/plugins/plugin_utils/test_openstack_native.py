@@ -488,6 +488,33 @@ def test_a_session_computes_a_lookup_once_for_many_askers_at_once() -> None:
     assert computed == [1] and session.remember(("k",), compute) == "id"
 
 
+def test_a_call_sends_the_content_type_it_is_given_and_json_otherwise() -> None:
+    """Glance's image update takes its JSON patch only with its own content type;
+    keystoneauth sends application/json for a JSON body unless told otherwise."""
+    class Answer:
+        status_code, content = 200, b'{"id": "i1"}'
+
+        def json(self) -> Any:
+            return {"id": "i1"}
+
+    sent: list[dict[str, Any]] = []
+
+    class Proxy:
+        def request(self, path: str, method: str, **kwargs: Any) -> Answer:
+            sent.append({"path": path, "method": method, **kwargs})
+            return Answer()
+
+    session = CloudSession("unused")
+    session._proxies["image"] = Proxy()  # never connects
+    patch = [{"op": "replace", "path": "/visibility", "value": "public"}]
+    assert session.request("image", "PATCH", "/images/i1", patch,
+                           content_type="application/openstack-images-v2.1-json-patch") == {"id": "i1"}
+    session.request("image", "GET", "/images/i1")
+    assert sent[0]["json"] == patch
+    assert sent[0]["headers"] == {"Content-Type": "application/openstack-images-v2.1-json-patch"}
+    assert "headers" not in sent[1]
+
+
 # -- shared polls ----------------------------------------------------------------------------
 
 def test_waiters_share_their_polls() -> None:

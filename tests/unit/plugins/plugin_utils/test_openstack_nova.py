@@ -167,7 +167,7 @@ def test_the_default_format_boots_the_server_with_its_user_data_run_once() -> No
     ({"image": "other", "image_update_policy": "REPLACE"}, True),
     ({"user_data": "#!/bin/sh", "user_data_format": "RAW"}, True),  # user_data_format itself
     ({"key_name": "other"}, True),
-    ({"networks": [{"network": "other"}]}, True),
+    ({"networks": [{"network": "other"}]}, False),  # interfaces detached and attached in place
 ])
 def test_a_change_replaces_a_server_where_heat_replaces_it(change: dict[str, Any], replaced: bool) -> None:
     server = nova.Server("server", FakeRuntime(FakeCloud()))
@@ -208,6 +208,110 @@ def test_an_update_of_metadata_and_name_is_one_call_each() -> None:
     nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
     assert cloud.writes() == [("POST", "/servers/s1/metadata", {"metadata": {"role": "db"}}),
                               ("PUT", "/servers/s1", {"server": {"name": "new"}})]
+
+
+# -- networks in place (Heat's ServerNetworkMixin) ------------------------------------------------
+
+SUBNET_ID = "40000000-0000-0000-0000-000000000001"
+OTHER_NET = "20000000-0000-0000-0000-000000000002"
+OTHER_PORT = "30000000-0000-0000-0000-000000000002"
+
+
+def networked(*interfaces: tuple[str, str, str]) -> InterfacesCloud:
+    """A server s1 with these interfaces (port, network, address)."""
+    cloud = InterfacesCloud()
+    cloud.servers["s1"] = {"id": "s1", "name": "server", "status": "ACTIVE", "metadata": {}, "addresses": {}}
+    for port, network, address in interfaces:
+        cloud.plug(port, network, address)
+    return cloud
+
+
+def update_networks(cloud: InterfacesCloud, old: list[dict[str, Any]], new: list[dict[str, Any]],
+                    internal: list[str] | None = None, **changes: Any) -> Any:
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1",
+                          properties=server_properties(name="server", networks=old),
+                          data={"internal_ports": internal or []})
+    return nova.Server("server", FakeRuntime(cloud)).handle_update(
+        state, server_properties(name="server", networks=new, **changes))
+
+
+def test_a_network_added_is_attached_and_the_kept_interface_left_alone() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    outcome = update_networks(cloud, [{"port": PORT_ID}],
+                              [{"port": PORT_ID}, {"network": OTHER_NET, "fixed_ip": "10.1.0.7"}])
+    assert cloud.writes() == [("POST", "/servers/s1/os-interface", {"interfaceAttachment": {
+        "net_id": OTHER_NET, "fixed_ips": [{"ip_address": "10.1.0.7"}]}})]
+    # Waited until the server's addresses showed the new interface.
+    assert "10.1.0.7" in str(cloud.servers["s1"]["addresses"])
+    assert outcome.physical_id == "s1" and outcome.data["internal_ports"] == []
+
+
+def test_a_network_entry_named_by_name_or_by_id_is_the_same_interface() -> None:
+    cloud = networked(("nova-made", NET_ID, "10.0.0.5"))
+    update_networks(cloud, [{"network": "private"}], [{"network": NET_ID}])
+    assert cloud.writes() == []
+
+
+def test_a_port_taken_out_is_detached_before_a_new_one_is_attached() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    update_networks(cloud, [{"port": PORT_ID}], [{"port": OTHER_PORT}])
+    assert [call[:2] for call in cloud.writes()] == [
+        ("DELETE", f"/servers/s1/os-interface/{PORT_ID}"), ("POST", "/servers/s1/os-interface")]
+    assert [i["port_id"] for i in cloud.interfaces] == [OTHER_PORT]
+
+
+def test_the_same_port_with_another_floating_ip_is_detached_and_attached_again_as_in_heat() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    update_networks(cloud, [{"port": PORT_ID, "floating_ip": "fip-1"}], [{"port": PORT_ID, "floating_ip": "fip-2"}])
+    assert cloud.writes() == [
+        ("PUT", "/floatingips/fip-1", {"floatingip": {"port_id": None}}),
+        ("PUT", "/floatingips/fip-2", {"floatingip": {"port_id": PORT_ID}}),
+        ("DELETE", f"/servers/s1/os-interface/{PORT_ID}", None),
+        ("POST", "/servers/s1/os-interface", {"interfaceAttachment": {"port_id": PORT_ID}})]
+
+
+def test_a_subnet_entry_replaced_makes_a_port_and_deletes_the_old_one_after_its_detach() -> None:
+    cloud = networked(("made-old", NET_ID, "10.0.0.5"))
+    outcome = update_networks(cloud, [{"subnet": SUBNET_ID}], [{"subnet": SUBNET_ID, "fixed_ip": "10.0.0.9"}],
+                              internal=["made-old"])
+    calls = [call[:2] for call in cloud.writes()]
+    assert calls == [("POST", "/ports"), ("DELETE", "/servers/s1/os-interface/made-old"),
+                     ("DELETE", "/ports/made-old"), ("POST", "/servers/s1/os-interface")]
+    made = cloud.writes()[0][2]["port"]
+    # Heat's name: the index among the entries attached.
+    assert made == {"network_id": NET_ID, "name": "server-port-0",
+                    "fixed_ips": [{"subnet_id": SUBNET_ID, "ip_address": "10.0.0.9"}]}
+    assert outcome.data["internal_ports"] == ["made-1"]
+
+
+def test_port_extra_properties_of_a_port_the_server_made_change_on_that_port() -> None:
+    cloud = networked(("made-old", NET_ID, "10.0.0.5"))
+    outcome = update_networks(cloud, [{"subnet": SUBNET_ID, "port_extra_properties": {"admin_state_up": True}}],
+                              [{"subnet": SUBNET_ID, "port_extra_properties": {"admin_state_up": False}}],
+                              internal=["made-old"])
+    assert cloud.writes() == [("PUT", "/ports/made-old", {"port": {"admin_state_up": False}})]
+    assert outcome.data["internal_ports"] == ["made-old"]
+
+
+def test_no_networks_left_attaches_one_nova_chooses() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    update_networks(cloud, [{"port": PORT_ID}], [])
+    assert [call for call in cloud.writes() if call[0] == "POST"] == [
+        ("POST", "/servers/s1/os-interface", {"interfaceAttachment": {}})]
+
+
+def test_a_failed_attach_deletes_the_ports_the_update_made() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    cloud.refuse_attach = True
+    with pytest.raises(CloudFailure):
+        update_networks(cloud, [{"port": PORT_ID}], [{"port": PORT_ID}, {"subnet": SUBNET_ID}])
+    assert cloud.writes()[-1] == ("DELETE", "/ports/made-1", None)
+
+
+def test_the_password_changes_before_the_interfaces_as_heat_queues_them() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    update_networks(cloud, [{"port": PORT_ID}], [{"port": OTHER_PORT}], admin_pass="new")
+    assert cloud.writes()[0] == ("POST", "/servers/s1/action", {"changePassword": {"adminPass": "new"}})
 
 
 # -- the create request ---------------------------------------------------------------------------
@@ -351,6 +455,57 @@ class FakeCloud:
 
     def writes(self) -> list[tuple[str, str, Any]]:
         return [call for call in self.sent if call[0] != "GET"]
+
+
+class InterfacesCloud(FakeCloud):
+    """A server's interfaces as Nova and Neutron show them: attached and detached
+    at once, the server's addresses following."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interfaces: list[dict[str, Any]] = []
+        self.ports = 0
+        self.refuse_attach = False
+
+    def plug(self, port: str, network: str, address: str) -> dict[str, Any]:
+        interface = {"port_id": port, "net_id": network, "mac_addr": f"mac-{port}",
+                     "fixed_ips": [{"ip_address": address, "subnet_id": SUBNET_ID}]}
+        self.interfaces.append(interface)
+        self.servers["s1"]["addresses"].setdefault(network, []).append(
+            {"addr": address, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": f"mac-{port}"})
+        return interface
+
+    def unplug(self, port: str) -> None:
+        self.interfaces = [i for i in self.interfaces if i["port_id"] != port]
+        for listed in self.servers["s1"]["addresses"].values():
+            listed[:] = [a for a in listed if a["OS-EXT-IPS-MAC:mac_addr"] != f"mac-{port}"]
+
+    def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
+        if path == "/servers/s1/os-interface":
+            return self._interface_call(method, params)
+        if method == "DELETE" and path.startswith("/servers/s1/os-interface/"):
+            self.unplug(path.rsplit("/", 1)[1])
+            return None
+        if path == "/ports" and method == "POST":
+            self.ports += 1
+            return {"port": {"id": f"made-{self.ports}"}}
+        if path == "/ports" and method == "GET":
+            attached = {i["port_id"] for i in self.interfaces}
+            return {"ports": [{"id": ident, "device_id": "s1" if ident in attached else ""}
+                              for _key, ident in params]}
+        if path.startswith("/subnets/"):
+            return {"subnet": {"id": SUBNET_ID, "network_id": NET_ID}}
+        return super()._answer(service, method, path, params)
+
+    def _interface_call(self, method: str, params: Any) -> Any:
+        if method == "GET":
+            return {"interfaceAttachments": [dict(i) for i in self.interfaces]}
+        request = self.sent[-1][2]["interfaceAttachment"]
+        if self.refuse_attach:
+            raise CloudFailure("Failed to attach network adapter device", 500)
+        port = request.get("port_id") or f"nova-{len(self.interfaces)}"
+        address = (request.get("fixed_ips") or [{"ip_address": f"10.9.0.{len(self.interfaces)}"}])[0]["ip_address"]
+        return {"interfaceAttachment": self.plug(port, request.get("net_id") or NET_ID, address)}
 
 
 class FakeRuntime:
