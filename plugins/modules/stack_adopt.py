@@ -91,8 +91,8 @@ options:
         names; their names are read from it when the O(environment) maps their types
         to provider templates.
       - The cloud of the native OpenStack types, as O(hotplay.stacks.stack#module:cloud)
-        is for an apply: attributes (in the outputs) are read from it. Not given,
-        openstacksdk's own choice (E(OS_CLOUD), or the E(OS_*) variables).
+        is for an apply (their attributes, in the outputs, are read from it). Not
+        given, openstacksdk's own choice (E(OS_CLOUD), or the E(OS_*) variables).
     type: str
   stack:
     description:
