@@ -63,7 +63,7 @@ class ActionModule(StackAction):
             parameters=args["parameters"],
             file_roots=[self.local_path(p) for p in args["file_roots"]],
             check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
-            unmanaged=args["unmanaged"],
+            unmanaged=args["unmanaged"], cloud=args["cloud"],
         )
         with self.task_store(args) as store, self._names(args) as read_name:
             request = replace(request, read_name=read_name)

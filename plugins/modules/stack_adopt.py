@@ -32,9 +32,16 @@ description:
     manage (anything but C(OS::Heat::None), C(Value), C(RandomString),
     C(TestResource), the software configs C(SoftwareConfig), C(StructuredConfig),
     C(CloudConfig) and C(MultipartMime), provider templates, C(OS::Heat::Stack),
-    C(OS::Heat::ResourceGroup) and C(ResourceChain)) refuses the adoption with one
-    message naming them, and nothing is written to the store, unless
-    O(unmanaged=read_only).
+    C(OS::Heat::ResourceGroup) and C(ResourceChain), and the native OpenStack types
+    C(OS::Nova::*), C(OS::Neutron::*), C(OS::Cinder::*), C(OS::Glance::WebImage))
+    refuses the adoption with one message naming them, and nothing is written to the
+    store, unless O(unmanaged=read_only).
+  - A resource of a native OpenStack type (no O(environment) maps its type) is
+    adopted as Heat adopts it, with Heat's physical id and resource data (a
+    volume's type, a server's internal ports, a key pair's saved private key, kept
+    secret); the cloud is not asked whether it exists, as in Heat. Its attributes,
+    and its name when the template gives none, are read from O(cloud) when needed;
+    updates in place and deletes act on the same physical resource.
   - A resource of one of Heat's types that O(environment) maps to a provider
     template (the shipped C(hotplay.stacks.openstack) maps C(OS::Nova::Server),
     C(OS::Neutron::*), C(OS::Cinder::Volume) and the others to theirs) is adopted
@@ -83,6 +90,9 @@ options:
       - With O(abandon_file), the cloud whose servers, networks, volumes ... the file
         names; their names are read from it when the O(environment) maps their types
         to provider templates.
+      - The cloud of the native OpenStack types, as O(hotplay.stacks.stack#module:cloud)
+        is for an apply (their attributes, in the outputs, are read from it). Not
+        given, openstacksdk's own choice (E(OS_CLOUD), or the E(OS_*) variables).
     type: str
   stack:
     description:

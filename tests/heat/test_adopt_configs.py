@@ -29,7 +29,7 @@ def test_configs_adopted_and_an_unmanaged_type_named(heat, cloud_env, run_tasks,
     assert run["refused"]["msg"] == (
         "cloud heat, stack cfg: stack cfg has resources of types hotplay.stacks cannot adopt: handle "
         "(OS::Heat::WaitConditionHandle); nothing was written (an environment mapping them to "
-        "provider templates, such as hotplay.stacks.openstack, adopts them into those; "
+        "provider templates adopts them into those; "
         "unmanaged: read_only keeps them as read-only resources)")
     adopted = run["adopted"]
     assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")

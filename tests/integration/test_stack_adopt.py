@@ -170,7 +170,7 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     write_abandon(tmp_path, data)
     comma = run_tasks([adopt("comma", tmp_path)], name="comma").results["comma"]
     data = heat_abandon(tmp_path)
-    data["resources"]["server"] = {**data["resources"]["marker"], "type": "OS::Nova::Server"}
+    data["resources"]["db"] = {**data["resources"]["marker"], "type": "OS::Trove::Instance"}
     write_abandon(tmp_path, data)
     run = run_tasks([adopt("server", tmp_path),
                      {"hotplay.stacks.stack_info": {}, "register": "listed"}], name="server")
@@ -186,9 +186,8 @@ def test_bad_abandon_file_and_unmanaged_types_write_nothing(run_tasks, tmp_path:
     server = run.results["server"]
     assert server["failed"] is True and "Traceback" not in run.stdout
     assert server["msg"] == (f"{tmp_path / 'web.json'}: stack web has resources of types hotplay.stacks "
-                             "cannot adopt: server (OS::Nova::Server); nothing was written "
-                             "(an environment mapping them to provider templates, such as "
-                             "hotplay.stacks.openstack, adopts them into those; "
+                             "cannot adopt: db (OS::Trove::Instance); nothing was written "
+                             "(an environment mapping them to provider templates adopts them into those; "
                              "unmanaged: read_only keeps them as read-only resources)")
     assert run.results["listed"]["stacks"] == []
 
@@ -228,7 +227,7 @@ SERVER = """\
       flavor: {type: string, default: m1.small}
     resources:
       server:
-        type: OS::Nova::Server
+        type: OS::Trove::Instance
         properties: {image: cirros, flavor: {get_param: flavor}}
       note:
         type: OS::Heat::TestResource
@@ -241,7 +240,7 @@ SERVER = """\
 
 def test_unmanaged_types_kept_read_only(run_tasks, tmp_path: Path) -> None:
     write_template(tmp_path, "server.yaml", SERVER)
-    (tmp_path / "read-only.yaml").write_text("resource_registry:\n  OS::Nova::Server: Hotplay::ReadOnly\n")
+    (tmp_path / "read-only.yaml").write_text("resource_registry:\n  OS::Trove::Instance: Hotplay::ReadOnly\n")
     import yaml
 
     template = yaml.safe_load((tmp_path / "server.yaml").read_text())
@@ -250,7 +249,7 @@ def test_unmanaged_types_kept_read_only(run_tasks, tmp_path: Path) -> None:
     (tmp_path / "vm.json").write_text(json.dumps({
         "name": "vm", "id": "cccccccc-0000-0000-0000-000000000003", "action": "CREATE", "status": "COMPLETE",
         "template": template, "environment": {}, "files": {}, "resources": {
-            "server": {"name": "server", "resource_id": "5d3e-nova", "type": "OS::Nova::Server",
+            "server": {"name": "server", "resource_id": "5d3e-nova", "type": "OS::Trove::Instance",
                        "resource_data": {}, **entry},
             "note": {"name": "note", "resource_id": "vm-note-n", "type": "OS::Heat::TestResource",
                      "resource_data": {"value": "5d3e-nova"}, **entry}}}))
@@ -265,12 +264,12 @@ def test_unmanaged_types_kept_read_only(run_tasks, tmp_path: Path) -> None:
     ])
     adopted = run.results["adopted"]
     assert adopted.get("stack_status") == "ADOPT_COMPLETE", adopted
-    assert adopted["read_only_types"] == ["OS::Nova::Server"]
+    assert adopted["read_only_types"] == ["OS::Trove::Instance"]
     assert ids(adopted) == {"server": "5d3e-nova", "note": "vm-note-n"}
     assert adopted["outputs"] == {"note": "5d3e-nova"}
     assert run.results["same"]["changed"] is False
     resized = run.results["resized"]
     assert resized["failed"] is True and resized["stack_status"] == "UPDATE_FAILED"
-    assert ("server (OS::Nova::Server) is read-only here: it was adopted from Heat and hotplay.stacks "
-            "cannot manage a OS::Nova::Server, so it cannot be changed") in resized["msg"]
+    assert ("server (OS::Trove::Instance) is read-only here: it was adopted from Heat and hotplay.stacks "
+            "cannot manage a OS::Trove::Instance, so it cannot be changed") in resized["msg"]
     assert run.results["deleted"]["changed"] is True and not run.results["deleted"]["failed"]

@@ -48,6 +48,7 @@ from ..store.sealed import SealedStore, sealed
 from ..store.sql import SqlStore
 from ..store.sqlite import SqliteStore
 from .cloud_names import NAMED_TYPES, NameReader
+from .engine import cloud_session
 from .settings import check_tags
 
 
@@ -82,6 +83,10 @@ class AdoptRequest:
     # Reads the name the cloud shows for a physical resource (operations.cloud_names),
     # for the resources adopted into provider templates that name what they manage.
     read_name: NameReader | None = None
+    # The cloud of the native OpenStack types (a clouds.yaml entry; None: openstacksdk's
+    # OS_* variables), as for an apply: adopting records Heat's ids and asks it nothing,
+    # but the outputs (get_attr) are read from it, and a preview shows them too.
+    cloud: str | None = None
 
 
 def adopt_stack(store: Store, request: AdoptRequest, holder: str,
@@ -132,14 +137,15 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     # Modules run only from the task's own template and environment, never from what
     # the abandon data brings (it is input from elsewhere): without them, no host.
     host = request.host if request.template else None
-    run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
-                                                            host=host,
-                                                            preview=request.check_mode))
-    try:
-        ok = run.converge(definition, "ADOPT")
-    except HotplayError as error:  # the top stack's resources are not Heat's
-        raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: {error}",
-                           source=request.source) from None
+    with cloud_session(request.cloud) as session:
+        run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
+                                                                host=host, cloud=session,
+                                                                preview=request.check_mode))
+        try:
+            ok = run.converge(definition, "ADOPT")
+        except HotplayError as error:  # the top stack's resources are not Heat's
+            raise AdoptRefused(f"stack {request.abandoned.name} cannot be adopted: {error}",
+                               source=request.source) from None
     final = scratch.get_stack(stack.id)
     scratch.finish_revision(stack.id, revision, "COMPLETE" if ok else "FAILED",
                             final.status_reason, outcome_of(scratch, stack.id))
@@ -229,7 +235,7 @@ def refuse_unmanaged(abandoned: AbandonedStack, source: str,
         raise AdoptRefused(
             f"stack {abandoned.name} has resources of types hotplay.stacks cannot adopt: "
             f"{', '.join(unmanaged)}; nothing was written (an environment mapping them to "
-            "provider templates, such as hotplay.stacks.openstack, adopts them into those; "
+            "provider templates adopts them into those; "
             "unmanaged: read_only keeps them as read-only resources)", source=source)
 
 

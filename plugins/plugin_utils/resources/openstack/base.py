@@ -10,11 +10,12 @@ checked against the run's cloud.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...errors import StackValidationFailed
-from ..base import AttributeSchema, PropertySchema, Resource
+from ..base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState
 from ..facades import OPENSTACK_FACADES
 from .constraints import check_custom_constraint
 from .session import CloudSession
@@ -41,11 +42,42 @@ def attributes_from_facade(type_name: str,
 
 
 class OpenStackResource(Resource):
-    """A native OpenStack type: it reaches the cloud through ``runtime.cloud``."""
+    """A native OpenStack type: it reaches the cloud through ``runtime.cloud``.
+
+    Adoption is Heat's ``handle_adopt``: Heat's physical id and resource data are
+    recorded as they are, and nothing is asked of the cloud (Heat checks nothing
+    either).  Every handler works from the physical id and reads what it needs
+    live (a default name, attributes not cached), so nothing more is needed; only
+    the few data values whose shape differs here are translated, both ways."""
 
     # Property name -> Heat's custom constraint on it, checked against the cloud
     # when the stack is validated; ``list.key`` names a key of each item of a list.
     custom_constraints: ClassVar[Mapping[str, str]] = {}
+    adoptable = True
+    # Resource data keys Heat keeps as JSON text of ``[{"id": ...}]`` (a server's
+    # ``internal_ports``), kept here as a list of ids.
+    port_list_data: ClassVar[frozenset[str]] = frozenset()
+    # Resource data keys whose value is a secret (a key pair's ``private_key``).
+    secret_data: ClassVar[frozenset[str]] = frozenset()
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        data = dict(adopted.data)
+        for key in sorted(self.secret_data & set(data)):
+            if data[key]:
+                self.runtime.secrets.add(data[key])  # before it is recorded
+        for key in sorted(self.port_list_data & set(data)):
+            try:
+                data[key] = _port_ids(data[key])
+            except ValueError as error:
+                raise self.fail(f"Heat's resource data {key}: {error}") from None
+        return Outcome(adopted.resource_id, data)
+
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
+        data = super().abandon_data(state)
+        for key in sorted(cls.port_list_data & set(data)):
+            data[key] = json.dumps([{"id": ident} for ident in _port_ids(data[key])])
+        return data
 
     @property
     def cloud(self) -> CloudSession:
@@ -63,6 +95,17 @@ class OpenStackResource(Resource):
     @staticmethod
     def refuse(message: str, path: str = "") -> StackValidationFailed:
         return StackValidationFailed(message, path=path)
+
+
+def _port_ids(value: Any) -> list[str]:
+    """The ids of a port list, from Heat's JSON text or from a list (of ids, or of
+    Heat's ``{"id": ...}``)."""
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else []  # a JSONDecodeError is a ValueError
+    if not isinstance(value, list) or not all(
+            isinstance(item, str) or (isinstance(item, Mapping) and "id" in item) for item in value):
+        raise ValueError(f"not a list of ports: {value!r}")
+    return [str(item["id"]) if isinstance(item, Mapping) else item for item in value]
 
 
 def _values_at(properties: Mapping[str, Any], name: str, path: str) -> list[tuple[str, Any]]:

@@ -417,7 +417,10 @@ class Volume(CinderResource):
             if key != "size":
                 changed.setdefault(key, properties[key])
         if "name" in changed or "description" in changed:
-            names = {"name": changed.get("name") or old.get("name") or self.runtime.physical_name(self.name),
+            # A volume named by default keeps the name it has (Heat's physical name is
+            # the same each time; an adopted volume's is Heat's, shown by Cinder only).
+            default = volume.get("name") if not old.get("name") else None
+            names = {"name": properties.get("name") or default or self.runtime.physical_name(self.name),
                      "description": changed.get("description") or old.get("description")}
             cinder(self.cloud, "PUT", f"/volumes/{ident}", {"volume": names})
         if "metadata" in changed:

@@ -397,7 +397,7 @@ class Server(NovaResource):
                           "networks.uuid": "neutron.network", "networks.port": "neutron.port",
                           "networks.subnet": "neutron.subnet",
                           "block_device_mapping_v2.image": "glance.image"}
-    adoptable = False
+    port_list_data = frozenset({"internal_ports"})  # Heat's shape when adopted and exported
 
     # -- validation ---------------------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
@@ -1191,6 +1191,7 @@ class KeyPair(NovaResource):
         "type": {"constraints": (allowed_values("ssh", "x509"),)},
     })
     attributes_schema = attributes_from_facade(type_name, {})
+    secret_data = frozenset({"private_key"})
 
     def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
         """Heat's ``KeyPair.validate``: Nova generates no key from 2.92 on."""

@@ -125,16 +125,16 @@ def test_adopted_stack_keeps_physical_ids_and_generated_values(tmp_path: Path) -
 
 def test_unmanaged_types_are_named_at_once_and_nothing_written(tmp_path: Path) -> None:
     data = abandon_data()
-    data["resources"]["server"] = leaf("server", "OS::Nova::Server", "9f0c")
-    data["resources"]["group"]["resources"]["1"]["type"] = "OS::Neutron::Port"
+    data["resources"]["db"] = leaf("db", "OS::Trove::Instance", "9f0c")
+    data["resources"]["group"]["resources"]["1"]["type"] = "OS::Zaqar::Queue"
     store = _store(tmp_path)
     with pytest.raises(AdoptRefused) as raised:
         adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json"), "test")
     assert str(raised.value) == (
         "web.json: stack web has resources of types hotplay.stacks cannot adopt: "
-        "group/1 (OS::Neutron::Port), server (OS::Nova::Server); nothing was written "
-        "(an environment mapping them to provider templates, such as hotplay.stacks.openstack, "
-        "adopts them into those; unmanaged: read_only keeps them as read-only resources)")
+        "db (OS::Trove::Instance), group/1 (OS::Zaqar::Queue); nothing was written "
+        "(an environment mapping them to provider templates adopts them into those; "
+        "unmanaged: read_only keeps them as read-only resources)")
     assert store.list_stacks() == []
 
 
@@ -171,19 +171,19 @@ def test_unmanaged_types_kept_read_only(tmp_path: Path) -> None:
     data = abandon_data()
     data["template"] = {**TEMPLATE, "resources": {
         **TEMPLATE["resources"],
-        "server": {"type": "OS::Nova::Server", "properties": {"image": "cirros", "flavor": "m1"}}},
-        "outputs": {**TEMPLATE["outputs"], "server": {"value": {"get_resource": "server"}},
-                    "address": {"value": {"get_attr": ["server", "first_address"]}}}}
-    data["resources"]["server"] = leaf("server", "OS::Nova::Server", "9f0c-server", {"meta": "kept"})
+        "db": {"type": "OS::Trove::Instance", "properties": {"flavor": "m1", "size": 1}}},
+        "outputs": {**TEMPLATE["outputs"], "db": {"value": {"get_resource": "db"}},
+                    "address": {"value": {"get_attr": ["db", "hostname"]}}}}
+    data["resources"]["db"] = leaf("db", "OS::Trove::Instance", "9f0c-db", {"meta": "kept"})
     store = _store(tmp_path)
     result = adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json",
                                              unmanaged="read_only"), "test").as_dict()
-    server = [r for r in result["resources"] if r["name"] == "server"][0]
-    assert server["physical_id"] == "9f0c-server" and server["status"] == "ADOPT_COMPLETE"
-    assert result["outputs"]["server"] == "9f0c-server" and result["outputs"]["address"] is None
+    db = [r for r in result["resources"] if r["name"] == "db"][0]
+    assert db["physical_id"] == "9f0c-db" and db["status"] == "ADOPT_COMPLETE"
+    assert result["outputs"]["db"] == "9f0c-db" and result["outputs"]["address"] is None
     stored = {r.state.name: r.state for r in store.resources(result["stack_id"])}
-    assert stored["server"].implementation == "Hotplay::ReadOnly"
-    assert stored["server"].data == {"meta": "kept"}
+    assert stored["db"].implementation == "Hotplay::ReadOnly"
+    assert stored["db"].data == {"meta": "kept"}
 
 
 def test_hidden_values_are_sealed_and_the_same_apply_changes_nothing(
