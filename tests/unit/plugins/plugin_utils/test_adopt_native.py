@@ -184,7 +184,7 @@ def test_an_adopted_server_keeps_heats_name_when_its_metadata_changes() -> None:
     state = ResourceState("server", "OS::Nova::Server", "ADOPT", physical_id=SERVER_ID, properties=old)
     outcome = server.handle_update(state, {**old, "metadata": {"role": "db"}})
     assert cloud.writes() == [("POST", f"/servers/{SERVER_ID}/metadata", {"metadata": {"role": "db"}})]
-    assert outcome.data == {"attributes": {"name": "web-server-x7yq"}}
+    assert outcome.data == {"internal_ports": [], "attributes": {"name": "web-server-x7yq"}}
     assert server.attribute(replace_data(state, outcome.data), "name") == "web-server-x7yq"
 
 
