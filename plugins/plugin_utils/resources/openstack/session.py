@@ -31,6 +31,9 @@ from .poller import Lister, Poller
 
 T = TypeVar("T")
 
+# The application openstacksdk names first in every request's User-Agent.
+APP_NAME = "hotplay.stacks"
+
 # How many API calls of one run may be in flight to one cloud at once.
 MAX_IN_FLIGHT = 8
 
@@ -90,7 +93,8 @@ class CloudSession:
                 raise CloudFailure("OpenStack resource types need the Python package openstacksdk "
                                    "on the controller (pip install openstacksdk)") from None
             try:
-                connection = openstack.connect(cloud=self.cloud)
+                # The User-Agent names hotplay: a cloud's logs tell its requests apart.
+                connection = openstack.connect(cloud=self.cloud, app_name=APP_NAME)
                 # The one password authentication of the run, before any thread can
                 # race to it; keystoneauth keeps (and renews) the token from here.
                 connection.authorize()
