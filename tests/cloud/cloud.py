@@ -371,12 +371,14 @@ def start_keystone(cloud: Cloud) -> None:
 def serve(cloud: Cloud, name: str, app: str, env: dict[str, str] | None = None,
           argv: list[str] | None = None) -> None:
     """An API under gunicorn: two threads (enough for tests, light on two cores).
-    Every request is logged in ``log/NAME.access`` (method, path, status, time):
-    tests count Keystone's password authentications and each service's calls there."""
+    Every request is logged in ``log/NAME.access`` (method, path, status, seconds
+    taken, its start as epoch seconds, its User-Agent): tests and the cloud
+    benchmark count Keystone's password authentications and each service's calls
+    there, and tell a client's requests from the services' own by the agent."""
     cloud.spawn(name, [str(VENV / "gunicorn"), f"--bind={HOST}:{PORTS[name]}",
                        "--workers=1", "--threads=8", "--worker-class=gthread",
                        f"--access-logfile={cloud.log / (name + '.access')}",
-                       "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s",
+                       "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s %({hotplay_began}e)s \"%(a)s\"",
                        "--timeout=300", f"--pythonpath={HERE}", "wsgi_app:application"],
                 {"HOTPLAY_WSGI_APP": app, "HOTPLAY_WSGI_ARGV": "\n".join(argv or [name]),
                  **(env or {})})
