@@ -327,7 +327,9 @@ def main() -> int:
         hotplay = Hotplay(Path(folder), env, name, ENVIRONMENTS[args.mode])
         hotplay.template.write_text(yaml.safe_dump(body, sort_keys=False))
         start_up = hotplay.start_up()
-        ours = Side(f"hotplay ({args.mode})", log_dir, conn, name, HOTPLAY_AGENT).phases(
+        # The provider environment's modules do not name hotplay in their User-Agent.
+        agent = HOTPLAY_AGENT if args.mode == "native" else ""
+        ours = Side(f"hotplay ({args.mode})", log_dir, conn, name, agent).phases(
             [lambda: hotplay.run("present"), lambda: hotplay.run("present", role="db"), lambda: hotplay.run("absent")],
             lambda: _quietly(lambda: hotplay.run("absent")))
         theirs = None if args.no_heat else heat_phases(Path(cloud_dir), venv, conn, body, log_dir)
