@@ -520,6 +520,49 @@ def test_waiters_share_their_polls() -> None:
     assert max(len(ids) for ids in calls) > 1  # polls were shared
 
 
+def test_a_waiter_reads_the_poll_another_waiter_made_after_its_last_look() -> None:
+    """Two waits out of step: the second's poll, made while the first waits out
+    its delay, asks about both and answers both; the first makes no call of its
+    own (each used to make its own poll when its delay was up)."""
+    calls: list[list[str]] = []
+    ready: set[str] = set()
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        calls.append(list(ids))
+        return [{"id": i, "status": "ACTIVE" if i in ready else "BUILD"} for i in ids]
+
+    poller = Poller(lister, first_delay=3600)  # alone, the first wait would not look again
+    looked = threading.Event()
+    answers: dict[str, Any] = {}
+
+    def active(item: Any) -> bool:
+        looked.set()
+        return item is not None and item["status"] == "ACTIVE"
+
+    first = threading.Thread(target=lambda: answers.update(a=poller.wait("a", active, lambda _: None)))
+    first.start()
+    assert looked.wait(60)
+    ready.update({"a", "b"})
+    answers["b"] = poller.wait("b", active, lambda _: None)
+    first.join(60)
+    assert not first.is_alive()
+    assert answers["a"]["status"] == answers["b"]["status"] == "ACTIVE"
+    assert calls == [["a"], ["a", "b"]]
+
+
+def test_a_cancelled_run_stops_a_wait_that_waits_for_a_poll() -> None:
+    """Between polls a wait waits on the poller, not in the run's sleep; it asks
+    the run's sleep (with 0) whether the run was cancelled."""
+    poller = Poller(lambda ids: [{"id": i, "status": "BUILD"} for i in ids], first_delay=3600)
+
+    def cancelled(seconds: float) -> None:
+        raise RuntimeError(f"cancelled ({seconds})")
+
+    with pytest.raises(RuntimeError, match=r"cancelled \(0\)"):
+        poller.wait("a", lambda item: False, cancelled)
+    assert poller.polls == 1
+
+
 def test_a_thing_that_is_gone_ends_a_wait_for_its_deletion() -> None:
     poller = Poller(lambda ids: [])
     assert poller.wait("x", lambda item: item is None, time.sleep) is None
