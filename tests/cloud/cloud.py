@@ -377,6 +377,12 @@ def serve(cloud: Cloud, name: str, app: str, env: dict[str, str] | None = None,
     there, and tell a client's requests from the services' own by the agent."""
     cloud.spawn(name, [str(VENV / "gunicorn"), f"--bind={HOST}:{PORTS[name]}",
                        "--workers=1", "--threads=8", "--worker-class=gthread",
+                       # gunicorn's 2 s keep-alive closes idle connections while the
+                       # services' clients reuse them: a request sent at that moment
+                       # is reset (seen: nova-scheduler's call to Placement, so a
+                       # server went to ERROR, "No valid host was found", on a loaded
+                       # machine).  Clients drop a connection closed long before.
+                       "--keep-alive=75",
                        f"--access-logfile={cloud.log / (name + '.access')}",
                        "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s %({hotplay_began}e)s \"%(a)s\"",
                        "--timeout=300", f"--pythonpath={HERE}", "wsgi_app:application"],
