@@ -560,11 +560,14 @@ class Server(NovaResource):
     # -- update ------------------------------------------------------------------------------------
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         ident = current.physical_id
+        old, new = current.properties, properties
+        changed = {key for key in set(old) | set(new) if old.get(key) != new.get(key)}
+        if changed == {"metadata"}:
+            self._replace_metadata(ident, serialized_metadata(new.get("metadata")))
+            return Outcome(ident, dict(current.data))
         live = self._show(ident)
         if live is None:
             raise self.fail(f"The Server ({self.name}) could not be found.", "EntityNotFound")
-        old, new = current.properties, properties
-        changed = {key for key in set(old) | set(new) if old.get(key) != new.get(key)}
         wanted_meta = serialized_metadata(new.get("metadata"))
         call = metadata_change(live.get("metadata") or {}, wanted_meta)
         if call is not None and ("metadata" in changed or new.get("metadata") is not None):
@@ -586,6 +589,19 @@ class Server(NovaResource):
             self._nova("POST", f"/servers/{ident}/action",
                        {"changePassword": {"adminPass": new["admin_pass"]}})
         return Outcome(ident, {**current.data, "attributes": {"name": name}})
+
+    def _replace_metadata(self, ident: str, metadata: Mapping[str, str]) -> None:
+        """Only the metadata changed: one PUT of all of it, with no read of the server
+        first.  Heat's ``meta_update`` reads the server, deletes the keys it holds
+        that the template no longer has (added out of band too) and sets the rest:
+        the server ends with the same metadata.  The read was most of an update's
+        time on a busy cloud (Nova shows a server far slower than it sets metadata)."""
+        try:
+            self._nova("PUT", f"/servers/{ident}/metadata", {"metadata": dict(metadata)})
+        except CloudFailure as error:
+            if error.not_found:
+                raise self.fail(f"The Server ({self.name}) could not be found.", "EntityNotFound") from None
+            raise
 
     def _wanted_name(self, current: ResourceState, new: Mapping[str, Any],
                      live: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import ResourceFailure, StackValidationFailed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import parse_environment
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
     TemplateSource,
@@ -197,6 +197,37 @@ def test_an_update_of_metadata_and_name_is_one_call_each() -> None:
     nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
     assert cloud.writes() == [("POST", "/servers/s1/metadata", {"metadata": {"role": "db"}}),
                               ("PUT", "/servers/s1", {"server": {"name": "new"}})]
+
+
+def test_an_update_of_metadata_alone_is_one_put_and_no_read() -> None:
+    """Only the metadata changed: the whole of it in one PUT (Heat's end state:
+    keys the template dropped, or added out of band, are gone), the server unread."""
+    cloud = FakeCloud()
+    cloud.servers["s1"] = {"id": "s1", "name": "st-server-abcdefghijkl", "status": "ACTIVE",
+                           "metadata": {"role": "web", "added": "by hand"}}
+    old = server_properties(metadata={"role": "web", "tier": 1}, networks=[{"network": NET_ID}])
+    new = server_properties(metadata={"role": "db"}, networks=[{"network": NET_ID}])
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1", properties=old,
+                          data={"attributes": {"name": "st-server-abcdefghijkl"}})
+    outcome = nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
+    sent = [call for call in cloud.sent if call[1] != "/"]  # "/": the run's microversion, asked once
+    assert sent == [("PUT", "/servers/s1/metadata", {"metadata": {"role": "db"}})]
+    assert outcome.physical_id == "s1" and outcome.data == state.data
+
+
+def test_a_metadata_update_of_a_server_that_is_gone_fails_with_heats_words() -> None:
+    class GoneCloud(FakeCloud):
+        def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                    params: Any = None, microversion: str | None = None) -> Any:
+            if path.endswith("/metadata"):
+                raise CloudFailure("Instance s1 could not be found.", 404)
+            return super().request(service, method, path, body, params, microversion)
+
+    old = server_properties(metadata={"role": "web"}, networks=[{"network": NET_ID}])
+    new = server_properties(metadata={"role": "db"}, networks=[{"network": NET_ID}])
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1", properties=old)
+    with pytest.raises(ResourceFailure, match=r"The Server \(server\) could not be found."):
+        nova.Server("server", FakeRuntime(GoneCloud())).handle_update(state, new)
 
 
 # -- the create request ---------------------------------------------------------------------------
