@@ -255,6 +255,32 @@ def report(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> No
                       f"(longest of {phase.path.chains} chains: {phase.path.detail})")
 
 
+def goals(ours: list[Phase], theirs: list[Phase] | None) -> None:
+    """The issue's goals for native mode, met or missed, from this run's figures."""
+    print("\ngoals:")
+    if theirs:
+        ratios = [other.seconds / mine.seconds for mine, other in zip(ours, theirs, strict=True)]
+        total = sum(p.seconds for p in theirs) / sum(p.seconds for p in ours)
+        _goal("faster than Heat in every phase", all(r > 1 for r in ratios), " / ".join(f"{r:.2f}" for r in ratios))
+        _goal(">= 1.5x Heat in total", total >= 1.5, f"{total:.2f}")
+        _goal(">= 2x Heat on update", ratios[1] >= 2, f"{ratios[1]:.2f}")
+    over = [phase.over_path() for phase in ours]
+    _goal("each phase within 1.25x of its critical path", all(o is not None and o <= 1.25 for o in over),
+          " / ".join(_figure(o, 0, 2) for o in over))
+    if all(phase.counts.attributed for phase in ours):
+        _goal("<= 1 password authentication per run", all(p.counts.password_auths <= 1 for p in ours),
+              " / ".join(str(p.counts.password_auths) for p in ours))
+        _goal("<= 1 version discovery per service per run",
+              all(n <= 1 for p in ours for n in p.counts.discoveries.values()),
+              " / ".join(str(max(p.counts.discoveries.values(), default=0)) for p in ours))
+    else:
+        print("  authentications and discoveries: not told apart (the cloud's access logs show no User-Agent)")
+
+
+def _goal(what: str, met: bool, figures: str) -> None:
+    print(f"  {'met   ' if met else 'MISSED'} {what}: {figures}")
+
+
 # -- rounds ----------------------------------------------------------------------------------------
 
 def rounds(hotplay: Hotplay, count: int) -> int:
@@ -334,6 +360,7 @@ def main() -> int:
             lambda: _quietly(lambda: hotplay.run("absent")))
         theirs = None if args.no_heat else heat_phases(Path(cloud_dir), venv, conn, body, log_dir)
         report(ours, theirs, start_up)
+        goals(ours, theirs)
         failures = rounds(hotplay, args.rounds) if args.rounds else 0
     return 1 if failures else 0
 

@@ -118,11 +118,14 @@ class Counts:
     calls: Counter[str] = field(default_factory=Counter)
     discoveries: Counter[str] = field(default_factory=Counter)
     password_auths: int = 0
+    # Whether the requests were told apart by User-Agent (else: the whole cloud's).
+    attributed: bool = False
 
     def line(self) -> str:
         services = ", ".join(f"{service} {self.calls[service]} ({self.discoveries[service]} disc.)"
                              for service in ACCESS_SERVICES if self.calls[service])
-        return f"{self.password_auths} password auth(s); calls (version discoveries): {services}"
+        whose = "its own requests" if self.attributed else "every request to the cloud in the window"
+        return f"{self.password_auths} password auth(s); calls (version discoveries): {services} [{whose}]"
 
 
 def count(access: dict[str, list[Access]], agent: str = "") -> Counts:
@@ -131,8 +134,10 @@ def count(access: dict[str, list[Access]], agent: str = "") -> Counts:
     counts = Counts()
     for service, hits in access.items():
         for hit in hits:
-            if agent and hit.agent and agent not in hit.agent:
-                continue
+            if agent and hit.agent:
+                counts.attributed = True
+                if agent not in hit.agent:
+                    continue
             counts.calls[service] += 1
             counts.discoveries[service] += is_discovery(hit)
             counts.password_auths += service == "keystone" and is_password_auth(hit)
