@@ -29,7 +29,12 @@ from typing import Any
 GATHER = 0.05
 FIRST_DELAY = 0.25
 BACKOFF = 1.6
-MAX_DELAY = 4.0
+# A thing ready is seen at most this long after (plus a poll's own time): each
+# step of a chain of waits (a server ACTIVE, then its volume attached) is late by
+# up to that much.  Heat looks at each resource every second; a shared poll asks
+# about all of them for the cost of one look, and one poll of a collection at a
+# time is ever under way, so a slow cloud slows the polls down by itself.
+MAX_DELAY = 1.0
 # Ids per list call: query strings stay well under what proxies accept.
 IDS_PER_CALL = 40
 # How often a waiter waiting for a poll checks that its run was not cancelled.
