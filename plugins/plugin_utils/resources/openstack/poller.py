@@ -39,6 +39,9 @@ MAX_DELAY = 1.0
 IDS_PER_CALL = 40
 # How often a waiter waiting for a poll checks that its run was not cancelled.
 CANCEL_CHECK = 0.5
+# The HTTP statuses of a poll that failed for now (Heat's ``fetch_server`` logs
+# OverLimit, 500 and 503 and checks again): the waits go on, the poll is made again.
+TRANSIENT = (413, 500, 502, 503, 504)
 
 # Lists the items of ``ids`` (each item a mapping with an ``id``); items that do
 # not exist are simply not in the answer.
@@ -94,15 +97,21 @@ class Poller:
                     return self._answers.get(ident), self._finished
                 now = time.monotonic()
                 if now >= due and not self._polling:
-                    return self._poll(ident)
+                    answered = self._poll(ident)
+                    if answered is not None:
+                        return answered
+                    due = time.monotonic() + self._max_delay
+                    continue
                 self._changed.wait(min(due - now, CANCEL_CHECK) if now < due else CANCEL_CHECK)
             sleep(0)
 
-    def _poll(self, ident: str) -> tuple[Item, int]:
+    def _poll(self, ident: str) -> tuple[Item, int] | None:
         """Make the poll for every id waited for (called with the lock held; the
         lock is released while the poll gathers its waiters and the cloud answers).
         The poll starts when it takes the ids: waits that begin while it gathers
-        (the other resources of a wave, acting at the same moment) are in it."""
+        (the other resources of a wave, acting at the same moment) are in it.
+        None when the cloud failed it for now (``TRANSIENT``): no answer, not even
+        "gone", and the waits wait for the next poll."""
         self._polling = True
         self._changed.release()
         try:
@@ -110,13 +119,24 @@ class Poller:
             with self._changed:
                 self._started += 1
                 number, ids = self._started, sorted(self._waiting)
-            answers: dict[str, Mapping[str, Any]] = {}
-            for start in range(0, len(ids), IDS_PER_CALL):
-                self.polls += 1
-                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + IDS_PER_CALL]))
+            answers: dict[str, Mapping[str, Any]] | None = self._list(ids)
         finally:
             self._changed.acquire()
             self._polling = False
             self._changed.notify_all()
+        if answers is None:
+            return None
         self._answers, self._finished = answers, number
         return answers.get(ident), number
+
+    def _list(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
+        answers: dict[str, Mapping[str, Any]] = {}
+        try:
+            for start in range(0, len(ids), IDS_PER_CALL):
+                self.polls += 1
+                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + IDS_PER_CALL]))
+        except Exception as failure:  # noqa: BLE001 - the session's CloudFailure (imported by it: no import here)
+            if getattr(failure, "status", None) in TRANSIENT:
+                return None
+            raise
+        return answers

@@ -563,6 +563,29 @@ def test_a_cancelled_run_stops_a_wait_that_waits_for_a_poll() -> None:
     assert poller.polls == 1
 
 
+@pytest.mark.parametrize("status", [500, 503, 413])
+def test_a_poll_the_cloud_fails_for_now_is_made_again(status: int) -> None:
+    """A list call answered 500 (Nova's when Neutron failed it), 503 or 413 is no
+    answer, not "gone": the wait polls again, as Heat's ``fetch_server`` does."""
+    answers: list[Any] = [CloudFailure("Unexpected API Error.", status), [{"id": "a", "status": "ACTIVE"}]]
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return list(answer)
+
+    poller = Poller(lister, first_delay=0.01, max_delay=0.01)
+    item = poller.wait("a", lambda found: found is not None and found["status"] == "ACTIVE", lambda _: None)
+    assert item == {"id": "a", "status": "ACTIVE"} and poller.polls == 2
+
+
+def test_a_poll_refused_otherwise_fails_the_wait() -> None:
+    poller = Poller(lambda ids: (_ for _ in ()).throw(CloudFailure("Forbidden", 403)))
+    with pytest.raises(CloudFailure, match="Forbidden"):
+        poller.wait("a", lambda found: True, lambda _: None)
+
+
 def test_a_thing_that_is_gone_ends_a_wait_for_its_deletion() -> None:
     poller = Poller(lambda ids: [])
     assert poller.wait("x", lambda item: item is None, time.sleep) is None
