@@ -52,8 +52,12 @@ Item = Mapping[str, Any] | None
 class Poller:
     """The shared polls of one kind of thing (one collection of one cloud)."""
 
-    def __init__(self, lister: Lister, first_delay: float = FIRST_DELAY, max_delay: float = MAX_DELAY) -> None:
+    def __init__(self, lister: Lister, first_delay: float = FIRST_DELAY, max_delay: float = MAX_DELAY,
+                 ids_per_call: int | None = IDS_PER_CALL) -> None:
+        """``ids_per_call``: None for a lister that names no ids in its call (it lists
+        the whole collection and picks the ids out): one call asks about them all."""
         self._lister = lister
+        self._ids_per_call = ids_per_call
         self._first_delay, self._max_delay = first_delay, max_delay
         self._changed = threading.Condition()
         self._waiting: Counter[str] = Counter()
@@ -132,9 +136,10 @@ class Poller:
     def _list(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
         answers: dict[str, Mapping[str, Any]] = {}
         try:
-            for start in range(0, len(ids), IDS_PER_CALL):
+            step = self._ids_per_call or max(1, len(ids))
+            for start in range(0, len(ids), step):
                 self.polls += 1
-                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + IDS_PER_CALL]))
+                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + step]))
         except Exception as failure:  # noqa: BLE001 - the session's CloudFailure (imported by it: no import here)
             if getattr(failure, "status", None) in TRANSIENT:
                 return None

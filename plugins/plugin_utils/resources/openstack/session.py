@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ...errors import ResourceFailure
-from .poller import Lister, Poller
+from .poller import IDS_PER_CALL, Lister, Poller
 
 T = TypeVar("T")
 
@@ -143,10 +143,14 @@ class CloudSession:
             value = self._remembered[key]
             return value
 
-    def poller(self, kind: str, lister: Lister) -> Poller:
-        """The shared polls of ``kind`` (``network:networks``): one per run."""
+    def poller(self, kind: str, lister: Lister, ids_per_call: int | None = IDS_PER_CALL) -> Poller:
+        """The shared polls of ``kind`` (``network:networks``): one per run.
+        ``ids_per_call``: see ``Poller``."""
         with self._lock:
-            return self._pollers.setdefault(kind, Poller(lister))
+            poller = self._pollers.get(kind)
+            if poller is None:
+                poller = self._pollers[kind] = Poller(lister, ids_per_call=ids_per_call)
+            return poller
 
     # -- calls ------------------------------------------------------------------------------
     def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,

@@ -199,8 +199,8 @@ class FakeCloud:
             self.remembered[key] = compute()
         return self.remembered[key]
 
-    def poller(self, kind: str, lister: Any) -> Poller:
-        return self.pollers.setdefault(kind, Poller(lister))
+    def poller(self, kind: str, lister: Any, ids_per_call: int | None = 40) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister, ids_per_call=ids_per_call))
 
     def writes(self) -> list[tuple[str, str, Any]]:
         return [call for call in self.sent if call[0] != "GET"]
@@ -584,6 +584,23 @@ def test_a_poll_refused_otherwise_fails_the_wait() -> None:
     poller = Poller(lambda ids: (_ for _ in ()).throw(CloudFailure("Forbidden", 403)))
     with pytest.raises(CloudFailure, match="Forbidden"):
         poller.wait("a", lambda found: True, lambda _: None)
+
+
+def test_a_lister_of_the_whole_collection_is_one_call_for_all_ids() -> None:
+    """Nova's and Cinder's polls list the project's servers or volumes, whatever
+    the ids: a hundred waits are one call per poll, not one per 40 ids."""
+    calls: list[int] = []
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        calls.append(len(ids))
+        return [{"id": i} for i in ids]
+
+    whole, by_ids = Poller(lister, ids_per_call=None), Poller(lister)
+    for poller in (whole, by_ids):
+        # Waits already registered, as when a hundred servers wait at once.
+        poller._waiting.update(f"s{i}" for i in range(100))  # pylint: disable=protected-access
+        poller.wait("s0", lambda item: item is not None, lambda _: None)
+    assert calls == [100, 40, 40, 20]
 
 
 def test_a_thing_that_is_gone_ends_a_wait_for_its_deletion() -> None:
