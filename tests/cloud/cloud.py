@@ -383,6 +383,9 @@ def serve(cloud: Cloud, name: str, app: str, env: dict[str, str] | None = None,
                        # server went to ERROR, "No valid host was found", on a loaded
                        # machine).  Clients drop a connection closed long before.
                        "--keep-alive=75",
+                       # Apache's limit (gunicorn's own is 4094): Nova asks Neutron
+                       # about 150 servers' ports in one query line of ~7 KB.
+                       "--limit-request-line=8190",
                        f"--access-logfile={cloud.log / (name + '.access')}",
                        "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s %({hotplay_began}e)s \"%(a)s\"",
                        "--timeout=300", f"--pythonpath={HERE}", "wsgi_app:application"],
