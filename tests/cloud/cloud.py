@@ -258,7 +258,13 @@ def write_configs(cloud: Cloud) -> None:
                         "glance_api_servers": cloud.url("glance"),
                         # As a deployment installs it: without the file, a project
                         # member's list of volumes by name is refused.
-                        "resource_query_filters_file": cloud.etc / "cinder/resource_filters.json"},
+                        "resource_query_filters_file": cloud.etc / "cinder/resource_filters.json",
+                        # cinder-volume handles at most this many requests at once
+                        # (oslo.messaging's default, 64, is above its database pool,
+                        # 5 + 50 overflow): a hundred volumes deleted at once on a
+                        # loaded machine ran the pool dry, and a volume stayed
+                        # 'deleting' for good.
+                        "executor_thread_pool_size": 32},
             # Cinder's own functional tests' back end: no block device, no iSCSI.
             "fake": {"volume_driver": "cinder.tests.fake_driver.FakeLoggingVolumeDriver",
                      "volume_backend_name": "fake"},
