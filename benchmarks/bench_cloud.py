@@ -123,9 +123,14 @@ def raise_quotas(conn: Any, servers: int) -> None:
 
 
 class Hotplay:
-    def __init__(self, folder: Path, env: dict[str, str], name: str, environment: list[str]) -> None:
+    def __init__(self, folder: Path, env: dict[str, str], name: str, environment: list[str],
+                 timeout: float = 1800) -> None:
         self.folder, self.env, self.name, self.environment = folder, env, name, environment
         self.template = folder / "servers.yaml"
+        # A run that waits for good (a volume whose attachment the cloud dropped
+        # stays 'available', and Heat's wait, as hotplay's, waits for in-use) is a
+        # failure of its own after this long.
+        self.timeout = timeout
 
     def run(self, state: str, role: str = "app") -> None:
         arguments: dict[str, Any] = {"name": self.name, "state": state,
@@ -146,9 +151,13 @@ class Hotplay:
         playbook = self.folder / "play.yml"
         playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}],
                                            sort_keys=False))
-        done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                               "-e", f"ansible_python_interpreter={BIN / 'python'}", str(playbook)],
-                              cwd=self.folder, env=self.env, capture_output=True, text=True, check=False)
+        try:
+            done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                                   "-e", f"ansible_python_interpreter={BIN / 'python'}", str(playbook)],
+                                  cwd=self.folder, env=self.env, capture_output=True, text=True, check=False,
+                                  timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"hotplay {what} did not end in {self.timeout:.0f} s") from None
         if done.returncode:
             raise SystemExit(f"hotplay {what} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
 
@@ -321,6 +330,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=0,
                         help="create and delete this many times more after the measured run, counting failures")
     parser.add_argument("--no-heat", action="store_true", help="hotplay only (reliability runs)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a hotplay run may take")
     return parser.parse_args()
 
 
@@ -350,7 +360,7 @@ def main() -> int:
           f"hotplay in {args.mode} mode", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-cloud-") as folder:
         name = f"hp{os.getpid()}"
-        hotplay = Hotplay(Path(folder), env, name, ENVIRONMENTS[args.mode])
+        hotplay = Hotplay(Path(folder), env, name, ENVIRONMENTS[args.mode], args.timeout)
         hotplay.template.write_text(yaml.safe_dump(body, sort_keys=False))
         start_up = hotplay.start_up()
         # The provider environment's modules do not name hotplay in their User-Agent.
