@@ -258,7 +258,13 @@ def write_configs(cloud: Cloud) -> None:
                         "glance_api_servers": cloud.url("glance"),
                         # As a deployment installs it: without the file, a project
                         # member's list of volumes by name is refused.
-                        "resource_query_filters_file": cloud.etc / "cinder/resource_filters.json"},
+                        "resource_query_filters_file": cloud.etc / "cinder/resource_filters.json",
+                        # cinder-volume handles at most this many requests at once
+                        # (oslo.messaging's default, 64, is above its database pool,
+                        # 5 + 50 overflow): a hundred volumes deleted at once on a
+                        # loaded machine ran the pool dry, and a volume stayed
+                        # 'deleting' for good.
+                        "executor_thread_pool_size": 32},
             # Cinder's own functional tests' back end: no block device, no iSCSI.
             "fake": {"volume_driver": "cinder.tests.fake_driver.FakeLoggingVolumeDriver",
                      "volume_backend_name": "fake"},
@@ -371,12 +377,23 @@ def start_keystone(cloud: Cloud) -> None:
 def serve(cloud: Cloud, name: str, app: str, env: dict[str, str] | None = None,
           argv: list[str] | None = None) -> None:
     """An API under gunicorn: two threads (enough for tests, light on two cores).
-    Every request is logged in ``log/NAME.access`` (method, path, status, time):
-    tests count Keystone's password authentications and each service's calls there."""
+    Every request is logged in ``log/NAME.access`` (method, path, status, seconds
+    taken, its start as epoch seconds, its User-Agent): tests and the cloud
+    benchmark count Keystone's password authentications and each service's calls
+    there, and tell a client's requests from the services' own by the agent."""
     cloud.spawn(name, [str(VENV / "gunicorn"), f"--bind={HOST}:{PORTS[name]}",
                        "--workers=1", "--threads=8", "--worker-class=gthread",
+                       # gunicorn's 2 s keep-alive closes idle connections while the
+                       # services' clients reuse them: a request sent at that moment
+                       # is reset (seen: nova-scheduler's call to Placement, so a
+                       # server went to ERROR, "No valid host was found", on a loaded
+                       # machine).  Clients drop a connection closed long before.
+                       "--keep-alive=75",
+                       # Apache's limit (gunicorn's own is 4094): Nova asks Neutron
+                       # about 150 servers' ports in one query line of ~7 KB.
+                       "--limit-request-line=8190",
                        f"--access-logfile={cloud.log / (name + '.access')}",
-                       "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s",
+                       "--access-logformat=%(t)s %(m)s %(U)s %(s)s %(L)s %({hotplay_began}e)s \"%(a)s\"",
                        "--timeout=300", f"--pythonpath={HERE}", "wsgi_app:application"],
                 {"HOTPLAY_WSGI_APP": app, "HOTPLAY_WSGI_ARGV": "\n".join(argv or [name]),
                  **(env or {})})

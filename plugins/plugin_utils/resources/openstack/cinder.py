@@ -123,7 +123,8 @@ def list_volumes(cloud: CloudSession, ids: Sequence[str]) -> list[Mapping[str, A
 def wait_for_volume(cloud: CloudSession, ident: str, done: Callable[[Mapping[str, Any] | None], bool],
                     sleep: Callable[[float], None]) -> Mapping[str, Any] | None:
     """Poll (with every other volume wait of the run) until ``done(volume)``."""
-    poller = cloud.poller(f"{CINDER}:volumes", lambda ids: list_volumes(cloud, ids))
+    # The project's volumes are listed whole, whatever the ids: one call for all.
+    poller = cloud.poller(f"{CINDER}:volumes", lambda ids: list_volumes(cloud, ids), ids_per_call=None)
     return poller.wait(ident, done, sleep)
 
 

@@ -4,12 +4,17 @@
 
 Twenty servers waiting for ACTIVE are twenty questions about one collection: a
 ``Poller`` asks them as one list call (``GET /servers/detail?...``, ``GET
-/networks?id=a&id=b``) and gives each waiter its own item. A waiter that needs a
-fresh answer takes the next poll that starts after it asked: when a poll is under
-way it waits for it to end and for the one after; when none is, it makes the poll,
-for every id being waited for at that moment. Each waiter backs off on its own
-(``FIRST_DELAY`` growing by ``BACKOFF`` up to ``MAX_DELAY``), so a long wait costs
-few calls, and many waits cost about as many calls as one.
+/networks?id=a&id=b``) and gives each waiter its own item.  Every waiter reads
+the answer of every poll that asked about it, whoever made the poll: a waiter
+looks at once, then waits for the next poll's answer, and makes a poll itself
+only when its own delay (``FIRST_DELAY`` growing by ``BACKOFF`` up to
+``MAX_DELAY``) has passed since its last answer with no poll under way.  So the
+waits of one collection keep in step: their polls come at the pace of the most
+eager of them, each poll answers all of them at once (a thing ready is seen at
+the next poll, whoever asked), and a long wait beside others costs no calls of
+its own.  A poll made for another waiter before this one's delay is up is
+fresher than the one it would make, never older: it started after this waiter's
+last answer and asked about its id.
 """
 
 from __future__ import annotations
@@ -24,63 +29,93 @@ from typing import Any
 GATHER = 0.05
 FIRST_DELAY = 0.25
 BACKOFF = 1.6
-MAX_DELAY = 4.0
+# A thing ready is seen at most this long after (plus a poll's own time): each
+# step of a chain of waits (a server ACTIVE, then its volume attached) is late by
+# up to that much.  Heat looks at each resource every second; a shared poll asks
+# about all of them for the cost of one look, and one poll of a collection at a
+# time is ever under way, so a slow cloud slows the polls down by itself.
+MAX_DELAY = 1.0
 # Ids per list call: query strings stay well under what proxies accept.
 IDS_PER_CALL = 40
+# How often a waiter waiting for a poll checks that its run was not cancelled.
+CANCEL_CHECK = 0.5
+# The HTTP statuses of a poll that failed for now (Heat's ``fetch_server`` logs
+# OverLimit, 500 and 503 and checks again): the waits go on, the poll is made again.
+TRANSIENT = (413, 500, 502, 503, 504)
 
 # Lists the items of ``ids`` (each item a mapping with an ``id``); items that do
 # not exist are simply not in the answer.
 Lister = Callable[[Sequence[str]], list[Mapping[str, Any]]]
+Item = Mapping[str, Any] | None
 
 
 class Poller:
     """The shared polls of one kind of thing (one collection of one cloud)."""
 
-    def __init__(self, lister: Lister) -> None:
+    def __init__(self, lister: Lister, first_delay: float = FIRST_DELAY, max_delay: float = MAX_DELAY,
+                 ids_per_call: int | None = IDS_PER_CALL) -> None:
+        """``ids_per_call``: None for a lister that names no ids in its call (it lists
+        the whole collection and picks the ids out): one call asks about them all."""
         self._lister = lister
+        self._ids_per_call = ids_per_call
+        self._first_delay, self._max_delay = first_delay, max_delay
         self._changed = threading.Condition()
         self._waiting: Counter[str] = Counter()
-        self._started = 0  # polls started so far
+        # Polls are numbered when they take their ids: a poll numbered above what a
+        # waiter has seen began after it, and asked about every id then waited for.
+        self._started = 0
         self._finished = 0  # the number of the last poll that finished
         self._polling = False
         self._answers: dict[str, Mapping[str, Any]] = {}
         self.polls = 0  # list calls made, for the figures
 
-    def wait(self, ident: str, done: Callable[[Mapping[str, Any] | None], bool],
-             sleep: Callable[[float], None]) -> Mapping[str, Any] | None:
+    def wait(self, ident: str, done: Callable[[Item], bool], sleep: Callable[[float], None]) -> Item:
         """Poll until ``done(item)`` (``item`` is None once the thing is gone);
-        returns that item.  ``sleep`` is the run's (a cancelled run stops it)."""
-        delay = FIRST_DELAY
+        returns that item.  ``sleep`` is the run's: ``sleep(0)`` raises when the run
+        is cancelled, and is called while the wait waits."""
+        delay = self._first_delay
         with self._changed:
             self._waiting[ident] += 1
+            seen = self._started
         try:
+            due = time.monotonic()  # the first look is at once
             while True:
-                item = self._fresh(ident)
+                item, seen = self._answer_after(ident, seen, due, sleep)
                 if done(item):
                     return item
-                sleep(delay)
-                delay = min(delay * BACKOFF, MAX_DELAY)
+                due = time.monotonic() + delay
+                delay = min(delay * BACKOFF, self._max_delay)
         finally:
             with self._changed:
                 self._waiting[ident] -= 1
                 if not self._waiting[ident]:
                     del self._waiting[ident]
 
-    def _fresh(self, ident: str) -> Mapping[str, Any] | None:
-        """The item from a poll that started after this call."""
-        with self._changed:
-            wanted = self._started + 1
-            while self._finished < wanted:
-                if not self._polling:
-                    return self._poll(ident)
-                self._changed.wait()
-            return self._answers.get(ident)
+    def _answer_after(self, ident: str, seen: int, due: float, sleep: Callable[[float], None]) -> tuple[Item, int]:
+        """The item in the first poll numbered above ``seen`` to end, and its number:
+        any waiter's poll that ends first; from ``due`` on, when none is under way,
+        one this waiter makes."""
+        while True:
+            with self._changed:
+                if self._finished > seen:
+                    return self._answers.get(ident), self._finished
+                now = time.monotonic()
+                if now >= due and not self._polling:
+                    answered = self._poll(ident)
+                    if answered is not None:
+                        return answered
+                    due = time.monotonic() + self._max_delay
+                    continue
+                self._changed.wait(min(due - now, CANCEL_CHECK) if now < due else CANCEL_CHECK)
+            sleep(0)
 
-    def _poll(self, ident: str) -> Mapping[str, Any] | None:
+    def _poll(self, ident: str) -> tuple[Item, int] | None:
         """Make the poll for every id waited for (called with the lock held; the
         lock is released while the poll gathers its waiters and the cloud answers).
         The poll starts when it takes the ids: waits that begin while it gathers
-        (the other resources of a wave, acting at the same moment) are in it."""
+        (the other resources of a wave, acting at the same moment) are in it.
+        None when the cloud failed it for now (``TRANSIENT``): no answer, not even
+        "gone", and the waits wait for the next poll."""
         self._polling = True
         self._changed.release()
         try:
@@ -88,13 +123,25 @@ class Poller:
             with self._changed:
                 self._started += 1
                 number, ids = self._started, sorted(self._waiting)
-            answers: dict[str, Mapping[str, Any]] = {}
-            for start in range(0, len(ids), IDS_PER_CALL):
-                self.polls += 1
-                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + IDS_PER_CALL]))
+            answers: dict[str, Mapping[str, Any]] | None = self._list(ids)
         finally:
             self._changed.acquire()
             self._polling = False
             self._changed.notify_all()
+        if answers is None:
+            return None
         self._answers, self._finished = answers, number
-        return answers.get(ident)
+        return answers.get(ident), number
+
+    def _list(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
+        answers: dict[str, Mapping[str, Any]] = {}
+        try:
+            step = self._ids_per_call or max(1, len(ids))
+            for start in range(0, len(ids), step):
+                self.polls += 1
+                answers.update((str(item["id"]), item) for item in self._lister(ids[start:start + step]))
+        except Exception as failure:  # noqa: BLE001 - the session's CloudFailure (imported by it: no import here)
+            if getattr(failure, "status", None) in TRANSIENT:
+                return None
+            raise
+        return answers

@@ -27,9 +27,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ...errors import ResourceFailure
-from .poller import Lister, Poller
+from .poller import IDS_PER_CALL, Lister, Poller
 
 T = TypeVar("T")
+
+# The application openstacksdk names first in every request's User-Agent.
+APP_NAME = "hotplay.stacks"
 
 # How many API calls of one run may be in flight to one cloud at once.
 MAX_IN_FLIGHT = 8
@@ -90,7 +93,8 @@ class CloudSession:
                 raise CloudFailure("OpenStack resource types need the Python package openstacksdk "
                                    "on the controller (pip install openstacksdk)") from None
             try:
-                connection = openstack.connect(cloud=self.cloud)
+                # The User-Agent names hotplay: a cloud's logs tell its requests apart.
+                connection = openstack.connect(cloud=self.cloud, app_name=APP_NAME)
                 # The one password authentication of the run, before any thread can
                 # race to it; keystoneauth keeps (and renews) the token from here.
                 connection.authorize()
@@ -139,10 +143,14 @@ class CloudSession:
             value = self._remembered[key]
             return value
 
-    def poller(self, kind: str, lister: Lister) -> Poller:
-        """The shared polls of ``kind`` (``network:networks``): one per run."""
+    def poller(self, kind: str, lister: Lister, ids_per_call: int | None = IDS_PER_CALL) -> Poller:
+        """The shared polls of ``kind`` (``network:networks``): one per run.
+        ``ids_per_call``: see ``Poller``."""
         with self._lock:
-            return self._pollers.setdefault(kind, Poller(lister))
+            poller = self._pollers.get(kind)
+            if poller is None:
+                poller = self._pollers[kind] = Poller(lister, ids_per_call=ids_per_call)
+            return poller
 
     # -- calls ------------------------------------------------------------------------------
     def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | list[Any] | None = None,

@@ -49,8 +49,8 @@ class FakeCinder:
     def remember(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
         return compute()
 
-    def poller(self, kind: str, lister: Any) -> Poller:
-        return self.pollers.setdefault(kind, Poller(lister))
+    def poller(self, kind: str, lister: Any, ids_per_call: int | None = 40) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister, ids_per_call=ids_per_call))
 
     def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
                 params: Any = None, microversion: str | None = None) -> Any:

@@ -199,8 +199,8 @@ class FakeCloud:
             self.remembered[key] = compute()
         return self.remembered[key]
 
-    def poller(self, kind: str, lister: Any) -> Poller:
-        return self.pollers.setdefault(kind, Poller(lister))
+    def poller(self, kind: str, lister: Any, ids_per_call: int | None = 40) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister, ids_per_call=ids_per_call))
 
     def writes(self) -> list[tuple[str, str, Any]]:
         return [call for call in self.sent if call[0] != "GET"]
@@ -545,6 +545,89 @@ def test_waiters_share_their_polls() -> None:
     assert all(answer["status"] == "ACTIVE" for answer in answers.values()) and len(answers) == 20
     assert len(calls) <= 12, len(calls)  # one waiter alone needs about 5
     assert max(len(ids) for ids in calls) > 1  # polls were shared
+
+
+def test_a_waiter_reads_the_poll_another_waiter_made_after_its_last_look() -> None:
+    """Two waits out of step: the second's poll, made while the first waits out
+    its delay, asks about both and answers both; the first makes no call of its
+    own (each used to make its own poll when its delay was up)."""
+    calls: list[list[str]] = []
+    ready: set[str] = set()
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        calls.append(list(ids))
+        return [{"id": i, "status": "ACTIVE" if i in ready else "BUILD"} for i in ids]
+
+    poller = Poller(lister, first_delay=3600)  # alone, the first wait would not look again
+    looked = threading.Event()
+    answers: dict[str, Any] = {}
+
+    def active(item: Any) -> bool:
+        looked.set()
+        return item is not None and item["status"] == "ACTIVE"
+
+    first = threading.Thread(target=lambda: answers.update(a=poller.wait("a", active, lambda _: None)))
+    first.start()
+    assert looked.wait(60)
+    ready.update({"a", "b"})
+    answers["b"] = poller.wait("b", active, lambda _: None)
+    first.join(60)
+    assert not first.is_alive()
+    assert answers["a"]["status"] == answers["b"]["status"] == "ACTIVE"
+    assert calls == [["a"], ["a", "b"]]
+
+
+def test_a_cancelled_run_stops_a_wait_that_waits_for_a_poll() -> None:
+    """Between polls a wait waits on the poller, not in the run's sleep; it asks
+    the run's sleep (with 0) whether the run was cancelled."""
+    poller = Poller(lambda ids: [{"id": i, "status": "BUILD"} for i in ids], first_delay=3600)
+
+    def cancelled(seconds: float) -> None:
+        raise RuntimeError(f"cancelled ({seconds})")
+
+    with pytest.raises(RuntimeError, match=r"cancelled \(0\)"):
+        poller.wait("a", lambda item: False, cancelled)
+    assert poller.polls == 1
+
+
+@pytest.mark.parametrize("status", [500, 503, 413])
+def test_a_poll_the_cloud_fails_for_now_is_made_again(status: int) -> None:
+    """A list call answered 500 (Nova's when Neutron failed it), 503 or 413 is no
+    answer, not "gone": the wait polls again, as Heat's ``fetch_server`` does."""
+    answers: list[Any] = [CloudFailure("Unexpected API Error.", status), [{"id": "a", "status": "ACTIVE"}]]
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return list(answer)
+
+    poller = Poller(lister, first_delay=0.01, max_delay=0.01)
+    item = poller.wait("a", lambda found: found is not None and found["status"] == "ACTIVE", lambda _: None)
+    assert item == {"id": "a", "status": "ACTIVE"} and poller.polls == 2
+
+
+def test_a_poll_refused_otherwise_fails_the_wait() -> None:
+    poller = Poller(lambda ids: (_ for _ in ()).throw(CloudFailure("Forbidden", 403)))
+    with pytest.raises(CloudFailure, match="Forbidden"):
+        poller.wait("a", lambda found: True, lambda _: None)
+
+
+def test_a_lister_of_the_whole_collection_is_one_call_for_all_ids() -> None:
+    """Nova's and Cinder's polls list the project's servers or volumes, whatever
+    the ids: a hundred waits are one call per poll, not one per 40 ids."""
+    calls: list[int] = []
+
+    def lister(ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        calls.append(len(ids))
+        return [{"id": i} for i in ids]
+
+    whole, by_ids = Poller(lister, ids_per_call=None), Poller(lister)
+    for poller in (whole, by_ids):
+        # Waits already registered, as when a hundred servers wait at once.
+        poller._waiting.update(f"s{i}" for i in range(100))  # pylint: disable=protected-access
+        poller.wait("s0", lambda item: item is not None, lambda _: None)
+    assert calls == [100, 40, 40, 20]
 
 
 def test_a_thing_that_is_gone_ends_a_wait_for_its_deletion() -> None:

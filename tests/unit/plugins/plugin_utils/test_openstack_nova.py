@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import StackValidationFailed
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import ResourceFailure, StackValidationFailed
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.environment import parse_environment
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.template.loader import (
     TemplateSource,
@@ -208,6 +208,58 @@ def test_an_update_of_metadata_and_name_is_one_call_each() -> None:
     nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
     assert cloud.writes() == [("POST", "/servers/s1/metadata", {"metadata": {"role": "db"}}),
                               ("PUT", "/servers/s1", {"server": {"name": "new"}})]
+
+
+def test_an_update_of_metadata_alone_is_one_put_and_no_read() -> None:
+    """Only the metadata changed: the whole of it in one PUT (Heat's end state:
+    keys the template dropped, or added out of band, are gone), the server unread."""
+    cloud = FakeCloud()
+    cloud.servers["s1"] = {"id": "s1", "name": "st-server-abcdefghijkl", "status": "ACTIVE",
+                           "metadata": {"role": "web", "added": "by hand"}}
+    old = server_properties(metadata={"role": "web", "tier": 1}, networks=[{"network": NET_ID}])
+    new = server_properties(metadata={"role": "db"}, networks=[{"network": NET_ID}])
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1", properties=old,
+                          data={"attributes": {"name": "st-server-abcdefghijkl"}})
+    outcome = nova.Server("server", FakeRuntime(cloud)).handle_update(state, new)
+    sent = [call for call in cloud.sent if call[1] != "/"]  # "/": the run's microversion, asked once
+    assert sent == [("PUT", "/servers/s1/metadata", {"metadata": {"role": "db"}})]
+    assert outcome.physical_id == "s1" and outcome.data == state.data
+
+
+def test_a_metadata_update_of_a_server_that_is_gone_fails_with_heats_words() -> None:
+    class GoneCloud(FakeCloud):
+        def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                    params: Any = None, microversion: str | None = None) -> Any:
+            if path.endswith("/metadata"):
+                raise CloudFailure("Instance s1 could not be found.", 404)
+            return super().request(service, method, path, body, params, microversion)
+
+    old = server_properties(metadata={"role": "web"}, networks=[{"network": NET_ID}])
+    new = server_properties(metadata={"role": "db"}, networks=[{"network": NET_ID}])
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1", properties=old)
+    with pytest.raises(ResourceFailure, match=r"The Server \(server\) could not be found."):
+        nova.Server("server", FakeRuntime(GoneCloud())).handle_update(state, new)
+
+
+def test_the_shared_poll_lists_servers_in_pages_of_fifty() -> None:
+    """Nova asks Neutron for a page's security groups by device id in one query:
+    pages of 50 keep that query short (pages of 1000 outgrew the test cloud's
+    front end at ~90 servers, and the poll answered 500)."""
+    pages = {None: [{"id": f"s{i}"} for i in range(50)], "s49": [{"id": "s50"}]}
+    asked: list[Any] = []
+
+    class ListingCloud(FakeCloud):
+        def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                    params: Any = None, microversion: str | None = None) -> Any:
+            if path == "/servers/detail":
+                asked.append(dict(params))
+                return {"servers": pages[params.get("marker")]}
+            return super().request(service, method, path, body, params, microversion)
+
+    server = nova.Server("server", FakeRuntime(ListingCloud()))
+    found = server._list(["s3", "s50"])  # pylint: disable=protected-access
+    assert [item["id"] for item in found] == ["s3", "s50"]
+    assert asked == [{"limit": 50}, {"limit": 50, "marker": "s49"}]
 
 
 # -- networks in place (Heat's ServerNetworkMixin) ------------------------------------------------
@@ -450,8 +502,8 @@ class FakeCloud:
             self.remembered[key] = compute()
         return self.remembered[key]
 
-    def poller(self, kind: str, lister: Any) -> Poller:
-        return self.pollers.setdefault(kind, Poller(lister))
+    def poller(self, kind: str, lister: Any, ids_per_call: int | None = 40) -> Poller:
+        return self.pollers.setdefault(kind, Poller(lister, ids_per_call=ids_per_call))
 
     def writes(self) -> list[tuple[str, str, Any]]:
         return [call for call in self.sent if call[0] != "GET"]
