@@ -141,7 +141,14 @@ def schema_for(resource_class: type, values: Mapping[str, Any]) -> Mapping[str, 
     return schema
 
 
+# Exact types that hold nothing: tested first, as isinstance against the Mapping ABC
+# is slow and every property value of every resource comes here.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def contains_unknown(value: Any) -> bool:
+    if type(value) in _SCALARS:
+        return False
     if value is UNKNOWN:
         return True
     if isinstance(value, Mapping):

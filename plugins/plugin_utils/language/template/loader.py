@@ -21,6 +21,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -122,10 +123,21 @@ def _parse(text: str) -> Any:
     # cyclic garbage collector is paused meanwhile: the loader makes no garbage
     # cycles, and the collector walking a growing node tree over and over made a
     # document of a million values take 30 seconds instead of 5.
+    with collector_paused():
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused meanwhile, then as it was (enabled
+    only if it was): for work that builds many long-lived objects and next to no
+    cyclic garbage (a large template read, its definition and plan), which each
+    full pass of the collector would walk again and again.  What garbage the work
+    makes is collected after, as usual."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        yield
     finally:
         if collecting:
             gc.enable()
