@@ -18,6 +18,8 @@ import os
 import pwd
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -79,6 +81,29 @@ def _wait_until_ready(url: str, seconds: float = 60) -> None:
             time.sleep(0.1)
 
 
+# Run beside the server, in a session of its own: once the process that started the
+# server is gone without stopping it (a test run a time-out killed), the server is
+# stopped and its files removed.  Left running, such servers held memory for hours.
+_REAPER = """\
+import os, shutil, subprocess, sys, time
+owner, pg_ctl, directory = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+while True:
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(2)
+subprocess.run([pg_ctl, "stop", "-D", directory + "/data", "-m", "immediate", "-w"], capture_output=True)
+shutil.rmtree(directory, ignore_errors=True)
+"""
+
+
+def _reaper(directory: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", _REAPER, str(os.getpid()), str(PG_CTL), str(directory)],
+                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
 @contextmanager
 def throwaway_postgres() -> Iterator[str]:
     """Start a server on 127.0.0.1 (a free port, its socket in its own directory) and
@@ -92,6 +117,7 @@ def throwaway_postgres() -> Iterator[str]:
         unixsocketdir=str(directory), logfile=str(directory / "server.log"), startparams="-w",
         dbname="postgres", user="postgres", postgres_options=SERVER_OPTIONS, timeout=120)
     url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    reaper = _reaper(directory)
     try:
         server.start()
         _wait_until_ready(url)
@@ -100,4 +126,6 @@ def throwaway_postgres() -> Iterator[str]:
         try:
             server.stop()
         finally:
+            reaper.kill()
+            reaper.wait()
             shutil.rmtree(directory, ignore_errors=True)
