@@ -26,6 +26,7 @@ from __future__ import annotations
 import email
 import hashlib
 from collections.abc import Mapping
+from email.message import Message
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from typing import Any
@@ -52,7 +53,7 @@ def _own_parts(text: str) -> list[MIMEText]:
     if not message.is_multipart():
         return [_part(text, "", "plain")]
     return [_part(str(part.get_payload()), part.get_filename() or "", part.get_content_subtype())
-            for part in message.get_payload()]
+            for part in message.get_payload() if isinstance(part, Message)]
 
 
 def _part(content: str, filename: str, subtype: str) -> MIMEText:
