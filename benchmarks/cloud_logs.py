@@ -191,12 +191,12 @@ class ServiceLogs:
     def work(self, request: Request) -> float:
         """From the request's start to the last line its work wrote in any service:
         an asynchronous request (a server's boot, an attachment) is done then."""
-        last = max((when for when, _ in self.lines.get(request.ident, [])), default=request.end)
+        last = max((when for when, _message in self.lines.get(request.ident, [])), default=request.end)
         return max(last, request.end) - request.start
 
     def mentioned(self, request: Request, pattern: re.Pattern[str]) -> str | None:
         """The first id ``pattern`` finds in the lines of the request's work."""
-        for _, message in self.lines.get(request.ident, []):
+        for _when, message in self.lines.get(request.ident, []):
             if (found := pattern.search(message)) is not None:
                 return found["id"]
         return None

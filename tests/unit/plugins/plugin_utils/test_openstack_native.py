@@ -608,7 +608,10 @@ def test_a_poll_the_cloud_fails_for_now_is_made_again(status: int) -> None:
 
 
 def test_a_poll_refused_otherwise_fails_the_wait() -> None:
-    poller = Poller(lambda ids: (_ for _ in ()).throw(CloudFailure("Forbidden", 403)))
+    def refused(ids: Any) -> list[Any]:
+        raise CloudFailure("Forbidden", 403)
+
+    poller = Poller(refused)
     with pytest.raises(CloudFailure, match="Forbidden"):
         poller.wait("a", lambda found: True, lambda _: None)
 
