@@ -30,7 +30,6 @@ shapes.
 
 from __future__ import annotations
 
-import base64
 import functools
 import ipaddress
 import json
@@ -47,7 +46,7 @@ from .base import OpenStackResource, _values_at, attributes_from_facade, propert
 from .constraints import NEUTRON_KINDS, NotFoundByNameOrId, check_custom_constraint, find_neutron_id
 from .server_networks import Entry, NetworksChange, calculate_networks, interface_entry, port_extra_body
 from .session import CloudFailure, CloudSession
-from .user_data import server_user_data
+from .user_data import encoded_user_data
 
 COMPUTE = "compute"
 IMAGE_SERVICE = "image"
@@ -460,9 +459,9 @@ class Server(NovaResource):
         body.update({key: value for key, value in optional.items() if value is not None})
         if properties.get("metadata"):
             body["metadata"] = serialized_metadata(properties["metadata"])
-        user_data = server_user_data(properties)
+        user_data = encoded_user_data(properties)
         if user_data:
-            body["user_data"] = base64.b64encode(user_data.encode()).decode()
+            body["user_data"] = user_data
         if properties.get("security_groups"):
             body["security_groups"] = [{"name": group} for group in properties["security_groups"]]
         if properties.get("block_device_mapping"):
@@ -595,7 +594,7 @@ class Server(NovaResource):
             self._resize(ident, str(new["flavor"]))
         if "user_data" in changed and new.get("user_data_update_policy") == "REBUILD":
             self._rebuild(ident, {"imageRef": (live.get("image") or {}).get("id") or "",
-                                  "user_data": base64.b64encode(server_user_data(new).encode()).decode()})
+                                  "user_data": encoded_user_data(new)})
         if "image" in changed:
             self._rebuild(ident, self._rebuild_body(new))
         return Outcome(ident, {**current.data, "internal_ports": internal, "attributes": {"name": name}})

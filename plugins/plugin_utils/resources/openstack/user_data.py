@@ -23,6 +23,7 @@ An empty ``user_data`` gives none (Heat would still send its tools' parts).
 
 from __future__ import annotations
 
+import base64
 import email
 import hashlib
 from collections.abc import Mapping
@@ -44,6 +45,11 @@ def server_user_data(properties: Mapping[str, Any]) -> str:
     else:
         parts = [_part(text, "cfn-userdata", "x-shellscript")]
     return _multipart(parts, text)
+
+
+def encoded_user_data(properties: Mapping[str, Any]) -> str:
+    """``server_user_data`` as Nova takes it (base64; empty: send none)."""
+    return base64.b64encode(server_user_data(properties).encode()).decode()
 
 
 def _own_parts(text: str) -> list[MIMEText]:
