@@ -101,11 +101,16 @@ class HeatPeer:
         folder = runnable_copy(folder, venv, Path(f"{state}-peer"))
         # --no-leaf-throttle: Heat's convergence engine sleeps 1 s after starting each
         # leaf resource (a pacing aid, not behaviour); without it a case takes seconds.
-        run = subprocess.run([str(folder / "start.sh"), "--fresh", "--no-leaf-throttle"], env=env,
-                             capture_output=True, text=True, timeout=300, check=False)
-        if run.returncode != 0:
-            raise RuntimeError(f"the Heat peer did not start: {run.stdout}{run.stderr}")
-        return cls(folder, venv, state, port, env)
+        peer = cls(folder, venv, state, port, env)
+        try:
+            run = subprocess.run([str(folder / "start.sh"), "--fresh", "--no-leaf-throttle"], env=env,
+                                 capture_output=True, text=True, timeout=300, check=False)
+            if run.returncode != 0:
+                raise RuntimeError(f"the Heat peer did not start: {run.stdout}{run.stderr}")
+        except BaseException:
+            peer.stop()  # what start.sh got running before it failed or was stopped
+            raise
+        return peer
 
     @property
     def endpoint(self) -> str:

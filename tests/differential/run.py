@@ -30,9 +30,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from compare import differences, documented_keys, verdict  # noqa: E402
 from cases import generate  # noqa: E402
+from clean_stop import stop_cleanly_on_signals  # noqa: E402
 from heat_peer import HeatPeer, peer_folder, peer_venv  # noqa: E402
 from reading import references  # noqa: E402
 from sides import HeatSide, HotplaySide, run_playbook  # noqa: E402
@@ -171,6 +173,7 @@ def main() -> int:
     parser.add_argument("--report", default=str(REPO / ".build" / "differential" / "report.jsonl"))
     parser.add_argument("--endpoint", help="a running Heat's API (default: start the peer)")
     args = parser.parse_args()
+    stop_cleanly_on_signals()  # the Heat peer and its MariaDB stop with the tester
     peer = None
     if not args.endpoint:
         folder, venv = peer_folder(), peer_venv()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -251,17 +250,6 @@ def summary(results: list[RunResult]) -> str:
             f"{len(inconsistent)} with an inconsistent store")
 
 
-def stop_cleanly_on_signals() -> None:
-    """SIGTERM, and SIGINT even when a shell started the campaign in the background
-    (which ignores SIGINT for it), end it through its clean-up: the throwaway
-    PostgreSQL stopped, the SSH hosts' namespaces removed, the hogs gone."""
-    def stop(signum: int, _frame: Any) -> None:
-        raise SystemExit(f"stopped by {signal.Signals(signum).name}")
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=50, help="runs per backend, the last deletes")
@@ -272,9 +260,10 @@ def main() -> int:
     parser.add_argument("--hogs", type=int, default=3 * (os.cpu_count() or 2))
     parser.add_argument("--folder", type=Path, default=None)
     args = parser.parse_args()
-    stop_cleanly_on_signals()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.path.insert(0, str(REPO / "tests"))
+    from clean_stop import stop_cleanly_on_signals
+    stop_cleanly_on_signals()
     from postgres_server import throwaway_postgres
     from ssh_hosts import start_hosts
 
