@@ -190,8 +190,9 @@ class Phase:
     path: cloud_logs.CriticalPath | None
     load: tuple[float, float]
 
-    def over_path(self) -> float | None:
-        return self.seconds / self.path.seconds if self.path and self.path.seconds else None
+    def over_path(self, start_up: float = 0.0) -> float | None:
+        """The phase's time (less ``start_up``, ansible-playbook's own) over its critical path."""
+        return (self.seconds - start_up) / self.path.seconds if self.path and self.path.seconds else None
 
 
 class Side:
@@ -264,7 +265,7 @@ def report(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> No
                       f"(longest of {phase.path.chains} chains: {phase.path.detail})")
 
 
-def goals(ours: list[Phase], theirs: list[Phase] | None) -> None:
+def goals(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> None:
     """The issue's goals for native mode, met or missed, from this run's figures."""
     print("\ngoals:")
     if theirs:
@@ -275,6 +276,11 @@ def goals(ours: list[Phase], theirs: list[Phase] | None) -> None:
         _goal(">= 2x Heat on update", ratios[1] >= 2, f"{ratios[1]:.2f}")
     over = [phase.over_path() for phase in ours]
     _goal("each phase within 1.25x of its critical path", all(o is not None and o <= 1.25 for o in over),
+          " / ".join(_figure(o, 0, 2) for o in over))
+    # The update's critical path (one metadata call a server) is shorter than
+    # ansible-playbook's start-up: the task's own time is what the engine can change.
+    over = [phase.over_path(start_up) for phase in ours]
+    _goal("the same, ansible-playbook's start-up left out", all(o is not None and o <= 1.25 for o in over),
           " / ".join(_figure(o, 0, 2) for o in over))
     if all(phase.counts.attributed for phase in ours):
         _goal("<= 1 password authentication per run", all(p.counts.password_auths <= 1 for p in ours),
@@ -370,7 +376,7 @@ def main() -> int:
             lambda: _quietly(lambda: hotplay.run("absent")))
         theirs = None if args.no_heat else heat_phases(Path(cloud_dir), venv, conn, body, log_dir)
         report(ours, theirs, start_up)
-        goals(ours, theirs)
+        goals(ours, theirs, start_up)
         failures = rounds(hotplay, args.rounds) if args.rounds else 0
     return 1 if failures else 0
 
