@@ -502,7 +502,8 @@ def _preview_not_created(case: dict[str, Any], hotplay: list[dict[str, Any]],
                          heat: list[dict[str, Any]]) -> bool:
     # A resource the failed create never started (INIT_COMPLETE in Heat, not listed
     # by hotplay): Heat's preview lists it unchanged (its definition is the same),
-    # and the update then creates it; hotplay's check mode says added.
+    # updated, or replaced (its type changed), and the update then creates it;
+    # hotplay's check mode says added.
     # Removed from the template, Heat's preview lists it deleted; hotplay, with
     # nothing to delete, does not list it.  The nested resources of a provider it
     # will create are added too: Heat's preview does not list them.
@@ -512,7 +513,7 @@ def _preview_not_created(case: dict[str, Any], hotplay: list[dict[str, Any]],
     def forgiven(path: str, pair: tuple[str, str]) -> bool:
         if pair == ("added", "") and "/" in path:
             return heat[0]["resources"].get(path.split("/")[0]) in never
-        return pair in (("added", "unchanged"), ("added", "updated"), ("", "deleted"))
+        return pair in (("added", "unchanged"), ("added", "updated"), ("added", "replaced"), ("", "deleted"))
 
     return bool(differing) and all(
         forgiven(path, pair) and heat[0]["resources"].get(path) in never

@@ -259,6 +259,18 @@ def test_the_nested_resources_of_a_provider_never_created_are_added():
     assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:preview-not-created"
 
 
+def test_a_resource_never_created_whose_type_changes_is_added():
+    # Seed 20261127, case 1460: r2's type swapped; Heat's preview listed it replaced,
+    # its update then created it.
+    hotplay, heat = _never_created({"added": ["r2"], "replaced": ["r1"]}, {"replaced": ["r1", "r2"]})
+    assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:preview-not-created"
+
+
+def test_a_replacement_of_a_resource_that_exists_listed_as_added_is_a_divergence():
+    hotplay, heat = _never_created({"added": ["r1"]}, {"replaced": ["r1"]})
+    assert verdict(CASE, hotplay, heat, documented_keys())[0] == "diverged"
+
+
 def test_a_nested_resource_added_under_a_resource_that_exists_is_a_divergence():
     hotplay, heat = _never_created({"added": ["r1/inner"], "updated": ["r2"]}, {"updated": ["r2"]})
     assert verdict(CASE, hotplay, heat, documented_keys())[0] == "diverged"
