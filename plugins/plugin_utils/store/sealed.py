@@ -63,6 +63,22 @@ def _same_values(opened: Mapping[str, Any], value: Mapping[str, Any]) -> bool:
     return all(opened[key] is item for key, item in value.items())
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+def _nothing_sealed(value: dict[str, Any]) -> bool:
+    """A flat dict of plain values (most records' properties and data): nothing to
+    open in it, told without building a copy to compare."""
+    for item in value.values():
+        kind = type(item)
+        if kind is str:
+            if item.startswith(PREFIX):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
 class SealedStore(Store):
     """A backend store, with secrets sealed on the way in and opened on the way out."""
 
@@ -238,6 +254,8 @@ class SealedStore(Store):
         if kind is str:
             if not value.startswith(PREFIX):
                 return value
+        elif kind is dict and _nothing_sealed(value):
+            return value
         elif kind is dict or isinstance(value, Mapping):
             opened = {k: self._opened(stack_id, v) for k, v in value.items()}
             # Nothing sealed inside: the row's own (freshly decoded) dict, so a
