@@ -122,6 +122,11 @@ def raise_quotas(conn: Any, servers: int) -> None:
     conn.set_network_quotas(project, port=servers * 3 + 50)
 
 
+# Issue 27's first symptom, in a run that passed: a worker writing behind Ansible's
+# back, a fork of a multi-threaded process.
+THREAD_TROUBLE = ("errantly sent data", "multi-threaded, use of fork()")
+
+
 class Hotplay:
     def __init__(self, folder: Path, env: dict[str, str], name: str, environment: list[str],
                  timeout: float = 1800) -> None:
@@ -160,6 +165,9 @@ class Hotplay:
             raise SystemExit(f"hotplay {what} did not end in {self.timeout:.0f} s") from None
         if done.returncode:
             raise SystemExit(f"hotplay {what} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        behind = [line for line in done.stderr.splitlines() if any(s in line for s in THREAD_TROUBLE)]
+        if behind:
+            raise SystemExit(f"hotplay {what} passed but wrote to stderr:\n" + "\n".join(behind[:10]))
 
 
 class Heat:
