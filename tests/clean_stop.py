@@ -1,3 +1,5 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Long test-infrastructure scripts (the stress campaign, the differential tester) end
 through their clean-up when stopped: what they started (a throwaway PostgreSQL, SSH
 hosts' namespaces, CPU hogs, a Heat peer and its MariaDB) must not outlive them."""

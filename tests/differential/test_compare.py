@@ -260,8 +260,8 @@ def test_the_nested_resources_of_a_provider_never_created_are_added():
 
 
 def test_a_resource_never_created_whose_type_changes_is_added():
-    # Seed 20261127, case 1460: r2's type swapped; Heat's preview listed it replaced,
-    # its update then created it.
+    # As seed 20261127's case 1460: the never-created resource's type swapped; Heat's
+    # preview listed it replaced, its update then created it.
     hotplay, heat = _never_created({"added": ["r2"], "replaced": ["r1"]}, {"replaced": ["r1", "r2"]})
     assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:preview-not-created"
 
