@@ -1002,7 +1002,10 @@ class Server(NovaResource):
     def _list(self, ids: Sequence[str]) -> list[Mapping[str, Any]]:
         """The servers among ``ids``, for the shared polls.  Nova filters by one
         ``uuid`` only, and for members not at all: one id is one show; several are
-        the project's servers, listed (a call per page of ``_PAGE``), picked out."""
+        the project's servers, listed (a call per page of ``_PAGE``), picked out.
+        A server the pages did not show is shown alone before it counts as gone:
+        listed while a hundred others were being built, pages of Nova's list
+        left out servers that were ACTIVE (the poll took them for deleted)."""
         if len(ids) == 1:
             shown = self._show(ids[0])
             return [shown] if shown is not None else []
@@ -1013,8 +1016,14 @@ class Server(NovaResource):
             page: list[Mapping[str, Any]] = self._nova("GET", "/servers/detail", params=params)["servers"]
             found.extend(server for server in page if server.get("id") in wanted)
             if len(page) < _PAGE or not page:
-                return found
+                break
             marker = str(page[-1]["id"])
+        listed = {server.get("id") for server in found}
+        for ident in sorted(wanted - listed):
+            shown = self._show(ident)
+            if shown is not None:
+                found.append(shown)
+        return found
 
     def _wait(self, ident: str, done: Callable[[Mapping[str, Any] | None], bool]) -> Mapping[str, Any] | None:
         # The project's servers are listed whole, whatever the ids: one call for all.

@@ -262,6 +262,31 @@ def test_the_shared_poll_lists_servers_in_pages_of_fifty() -> None:
     assert asked == [{"limit": 50}, {"limit": 50, "marker": "s49"}]
 
 
+def test_a_server_the_list_left_out_is_shown_before_it_counts_as_gone() -> None:
+    """100 servers built at once: Nova's pages left out servers that were ACTIVE,
+    and the poll took them for deleted.  Each one missing is shown alone."""
+    listed = [{"id": f"s{i}", "status": "BUILD"} for i in range(10)]
+    shown: list[str] = []
+
+    class ForgetfulCloud(FakeCloud):
+        def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                    params: Any = None, microversion: str | None = None) -> Any:
+            if path == "/servers/detail":
+                return {"servers": listed}
+            if method == "GET" and path.startswith("/servers/"):
+                ident = path.rsplit("/", 1)[1]
+                shown.append(ident)
+                if ident == "gone":
+                    raise CloudFailure("Instance gone could not be found.", 404)
+                return {"server": {"id": ident, "status": "ACTIVE"}}
+            return super().request(service, method, path, body, params, microversion)
+
+    server = nova.Server("server", FakeRuntime(ForgetfulCloud()))
+    found = server._list(["s3", "left-out", "gone"])  # pylint: disable=protected-access
+    assert {item["id"]: item["status"] for item in found} == {"s3": "BUILD", "left-out": "ACTIVE"}
+    assert shown == ["gone", "left-out"]  # only the two the list did not show
+
+
 # -- networks in place (Heat's ServerNetworkMixin) ------------------------------------------------
 
 SUBNET_ID = "40000000-0000-0000-0000-000000000001"
