@@ -11,6 +11,7 @@ differences.  The helpers are test_side_by_side_heat's."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +93,11 @@ UPDATE = {"ssh_from": "203.0.113.0/24", "dns": "192.0.2.54", "port_name": "back"
 
 # What differs between any two things Neutron makes, whoever asks: when, in which
 # revision, a port's MAC address, a network's segment.
-VOLATILE = {"created_at", "updated_at", "revision_number", "mac_address", "id", "standard_attr_id",
-            "provider:segmentation_id"}
+VOLATILE = frozenset({"created_at", "updated_at", "revision_number", "mac_address", "id",
+                      "standard_attr_id", "provider:segmentation_id"})
 
 
-def comparable(value: Any, labels: Labels, volatile: frozenset[str] | set[str] = VOLATILE) -> Any:
+def comparable(value: Any, labels: Labels, volatile: frozenset[str] = VOLATILE) -> Any:
     """An output without what differs between any two things, ids and names as labels."""
     if isinstance(value, dict):
         shown = {labels.value(key): comparable(item, labels, volatile)  # networks by id and by name
@@ -111,10 +112,10 @@ def comparable(value: Any, labels: Labels, volatile: frozenset[str] | set[str] =
     return labels.value(value)
 
 
-@pytest.fixture
-def sides(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], heat_client: Any):
-    template = tmp_path / "native.yaml"
-    template.write_text(textwrap.dedent(TEMPLATE))
+def both_sides(template: Path, text: str, run_tasks: Any, cloud_env: dict[str, str],
+               heat_client: Any) -> Iterator[tuple[HeatSide, NativeSide]]:
+    """``text`` through Heat and through hotplay's native types; both deleted after."""
+    template.write_text(textwrap.dedent(text))
     heat = HeatSide(heat_client, template.read_text())
     hotplay = NativeSide(run_tasks, {**cloud_env, "OS_CLOUD": "hotplay"}, template)
     yield heat, hotplay
@@ -123,6 +124,11 @@ def sides(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], heat_client
             side.delete()
         except AssertionError:
             pass  # the test says what failed; this only tidies the cloud
+
+
+@pytest.fixture
+def sides(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], heat_client: Any):
+    yield from both_sides(tmp_path / "native.yaml", TEMPLATE, run_tasks, cloud_env, heat_client)
 
 
 class NativeSide(HotplaySide):
@@ -192,16 +198,8 @@ def described_servers(conn: Any, side: Any, outputs: dict[str, Any]) -> dict[str
 
 @pytest.fixture
 def server_sides(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], heat_client: Any):
-    template = tmp_path / "server.yaml"
-    template.write_text(textwrap.dedent(provider_side_by_side.TEMPLATE))
-    heat = HeatSide(heat_client, template.read_text())
-    hotplay = NativeSide(run_tasks, {**cloud_env, "OS_CLOUD": "hotplay"}, template)
-    yield heat, hotplay
-    for side in (heat, hotplay):
-        try:
-            side.delete()
-        except AssertionError:
-            pass  # the test says what failed; this only tidies the cloud
+    yield from both_sides(tmp_path / "server.yaml", provider_side_by_side.TEMPLATE, run_tasks, cloud_env,
+                          heat_client)
 
 
 def test_a_server_on_a_port_with_a_volume_is_heats_with_no_known_differences(server_sides, conn: Any) -> None:
