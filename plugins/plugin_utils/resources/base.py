@@ -11,6 +11,7 @@ registering it with ``@register``: the executor never changes.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -224,18 +225,42 @@ def _masked_at(values: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, An
 
 # Registry of builtin types: Heat's names and ours (``Hotplay::``).
 _TYPES: dict[str, type[Resource]] = {}
+# Builtin types whose module is imported only when a template first names one:
+# type name -> the module that registers it.  Ansible's collection loader compiles
+# a collection's Python anew for every run, and most stacks name none of the
+# OpenStack types (thousands of lines).
+_DEFERRED: dict[str, str] = {}
+# Deferred modules whose import has finished: only then are all their types there.
+_IMPORTED: set[str] = set()
 
 
 def register(cls: type[Resource]) -> type[Resource]:
     """Class decorator: make a resource type known by its ``type_name``."""
-    if not cls.type_name or cls.type_name in _TYPES:
+    if not cls.type_name or cls.type_name in _TYPES or \
+            _DEFERRED.get(cls.type_name, cls.__module__) != cls.__module__:
         raise ValueError(f"bad or duplicate resource type name {cls.type_name!r}")
     _TYPES[cls.type_name] = cls
     return cls
 
 
+def register_deferred(package: str, types_by_module: Mapping[str, Iterable[str]]) -> None:
+    """Make the types of each module of ``package`` (module name -> type names)
+    known as builtin types, registered when their module is first imported."""
+    for module, type_names in types_by_module.items():
+        for type_name in type_names:
+            if type_name in _TYPES or type_name in _DEFERRED:
+                raise ValueError(f"bad or duplicate resource type name {type_name!r}")
+            _DEFERRED[type_name] = f"{package}.{module}"
+
+
 def resource_class(type_name: str) -> type[Resource] | None:
     """The class of a builtin type, or None when the type is unknown."""
+    module = _DEFERRED.get(type_name)
+    if module is not None and module not in _IMPORTED:
+        # Thread-safe: while another thread runs the module, import_module waits
+        # for it to finish, so no caller sees a half-made module.
+        importlib.import_module(module)
+        _IMPORTED.add(module)
     return _TYPES.get(type_name)
 
 
@@ -258,4 +283,4 @@ def handler_for(name: str, implementation: str, runtime: RuntimeContext) -> Reso
 
 
 def known_types() -> list[str]:
-    return sorted(_TYPES)
+    return sorted(set(_TYPES) | set(_DEFERRED))
