@@ -197,6 +197,7 @@ class Phase:
     counts: cloud_logs.Counts
     path: cloud_logs.CriticalPath | None
     load: tuple[float, float]
+    timeline: cloud_logs.Timeline | None = None
 
     def over_path(self, start_up: float = 0.0) -> float | None:
         """The phase's time (less ``start_up``, ansible-playbook's own) over its critical path."""
@@ -214,7 +215,7 @@ class Side:
     def phase(self, name: str, step: Callable[[], None]) -> Phase:
         window = cloud_logs.Window(self.log_dir)
         load = os.getloadavg()[0]
-        began = time.monotonic()
+        began, began_wall = time.monotonic(), time.time()
         step()
         seconds = time.monotonic() - began
         after = os.getloadavg()[0]
@@ -222,7 +223,9 @@ class Side:
         if name == "create":
             self.servers = self._named_servers() or cloud_logs.booted(logs.service)
         path = cloud_logs.CRITICAL_PATHS[name](logs, self.servers)
-        phase = Phase(name, seconds, cloud_logs.count(logs.access, self.agent), path, (load, after))
+        timeline = (cloud_logs.create_timeline(logs, self.servers, began_wall, began_wall + seconds)
+                    if name == "create" else None)
+        phase = Phase(name, seconds, cloud_logs.count(logs.access, self.agent), path, (load, after), timeline)
         print(f"  {name:<8} {seconds:7.1f} s   (load average {load:.2f} before, {after:.2f} after)", flush=True)
         return phase
 
@@ -271,6 +274,8 @@ def report(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> No
             if phase and phase.path:
                 print(f"  critical path of {label}'s run: {phase.path.seconds:.1f} s "
                       f"(longest of {phase.path.chains} chains: {phase.path.detail})")
+            if phase and phase.timeline:
+                print(f"  timeline of {label}'s run: {phase.timeline.line()}")
 
 
 def goals(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> None:

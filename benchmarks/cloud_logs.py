@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import statistics
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -256,6 +257,56 @@ def create_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
                        f"net+subnet {network:.2f} + port {port:.2f} + server ACTIVE {boot_seconds:.2f} "
                        f"(volume available {made:.2f}) + attachment in-use {attach_seconds:.2f}"))
     return _longest(chains)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Where a create's time went beyond the cloud's work, in seconds after the
+    phase began (wall clock, as the services log it)."""
+
+    first_request: float  # the first Nova or Cinder request of the run
+    boot: float  # the chain that ended last: its POST /servers
+    active: float  # its server ACTIVE
+    ready: float  # its server ACTIVE and its volume available
+    attach: float  # its attachment's POST
+    in_use: float  # its attachment in-use
+    ended: float  # the phase's end
+    reactions: list[float]  # per chain: from ACTIVE and available to the attachment's POST
+
+    def line(self) -> str:
+        median = statistics.median(self.reactions)
+        return (f"first request at {self.first_request:.1f} s; the last chain to end: POST /servers at "
+                f"{self.boot:.1f}, ACTIVE at {self.active:.1f}, volume and server ready at {self.ready:.1f}, "
+                f"attachment POST at {self.attach:.1f}, in-use at {self.in_use:.1f}; the run ended "
+                f"{self.ended - self.in_use:.1f} s later, at {self.ended:.1f}.  From ready to the attachment's "
+                f"POST: median {median:.2f} s, longest {max(self.reactions):.2f} s over "
+                f"{len(self.reactions)} chains")
+
+
+def create_timeline(logs: WindowLogs, servers: set[str], began: float, ended: float) -> Timeline | None:
+    """The create's timeline (``began``, ``ended``: the phase's wall-clock times):
+    how long the run took to send its first request, to react to each server
+    ACTIVE with its attachment, and to end after the last attachment."""
+    service = logs.service
+    boots = {service.mentioned(request, INSTANCE): request for request in service.matching("POST", r"/servers$")}
+    volumes = {service.mentioned(request, VOLUME_MADE): request for request in service.matching("POST", r"/volumes$")}
+    chains: list[tuple[float, float, float, float, float]] = []
+    for server in servers:
+        boot = boots.get(server)
+        attaches = service.matching("POST", _path_to(server, "/os-volume_attachments"))
+        if boot is None or not attaches:
+            continue
+        volume = volumes.get(service.mentioned(attaches[0], ATTACHING) or "")
+        active = boot.start + service.work(boot)
+        ready = max(active, volume.start + service.work(volume) if volume else 0.0)
+        attach = attaches[0]
+        chains.append((attach.start + service.work(attach), boot.start, active, ready, attach.start))
+    if not chains or not service.requests:
+        return None
+    in_use, boot_start, active, ready, attach_start = max(chains)
+    first = min(request.start for request in service.requests)
+    return Timeline(first - began, boot_start - began, active - began, ready - began, attach_start - began,
+                    in_use - began, ended - began, [chain[4] - chain[3] for chain in chains])
 
 
 def update_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
