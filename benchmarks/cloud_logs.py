@@ -24,7 +24,7 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,6 +234,19 @@ def _path_to(ident: str, suffix: str = "") -> str:
     return rf"/servers/{ident}{suffix}$"
 
 
+def _server_requests(service: ServiceLogs, servers: set[str]) -> Iterator[tuple[Request, Request | None, Request]]:
+    """Per server of ``servers`` whose boot and attachment are in the logs: its
+    ``POST /servers``, its volume's ``POST /volumes`` (None if not found) and its
+    attachment's ``POST``."""
+    boots = {service.mentioned(request, INSTANCE): request for request in service.matching("POST", r"/servers$")}
+    volumes = {service.mentioned(request, VOLUME_MADE): request for request in service.matching("POST", r"/volumes$")}
+    for server in servers:
+        boot = boots.get(server)
+        attaches = service.matching("POST", _path_to(server, "/os-volume_attachments"))
+        if boot is not None and attaches:
+            yield boot, volumes.get(service.mentioned(attaches[0], ATTACHING) or ""), attaches[0]
+
+
 def create_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
     """net -> subnet -> port -> server ACTIVE; the volume available; then the
     attachment in-use: the longest such chain among ``servers``."""
@@ -241,17 +254,10 @@ def create_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
     network = (logs.latency("neutron", "POST", r"^(/v2\.0)?/networks$")
                + logs.latency("neutron", "POST", r"^(/v2\.0)?/subnets$"))
     port = logs.latency("neutron", "POST", r"^(/v2\.0)?/ports$")
-    boots = {service.mentioned(request, INSTANCE): request for request in service.matching("POST", r"/servers$")}
-    volumes = {service.mentioned(request, VOLUME_MADE): request for request in service.matching("POST", r"/volumes$")}
     chains: list[tuple[float, str]] = []
-    for server in servers:
-        boot = boots.get(server)
-        attaches = service.matching("POST", _path_to(server, "/os-volume_attachments"))
-        if boot is None or not attaches:
-            continue
-        volume = volumes.get(service.mentioned(attaches[0], ATTACHING) or "")
+    for boot, volume, attach in _server_requests(service, servers):
         made = service.work(volume) if volume else 0.0
-        boot_seconds, attach_seconds = service.work(boot), service.work(attaches[0])
+        boot_seconds, attach_seconds = service.work(boot), service.work(attach)
         before_attach = max(network + port + boot_seconds, made)
         chains.append((before_attach + attach_seconds,
                        f"net+subnet {network:.2f} + port {port:.2f} + server ACTIVE {boot_seconds:.2f} "
@@ -288,18 +294,10 @@ def create_timeline(logs: WindowLogs, servers: set[str], began: float, ended: fl
     how long the run took to send its first request, to react to each server
     ACTIVE with its attachment, and to end after the last attachment."""
     service = logs.service
-    boots = {service.mentioned(request, INSTANCE): request for request in service.matching("POST", r"/servers$")}
-    volumes = {service.mentioned(request, VOLUME_MADE): request for request in service.matching("POST", r"/volumes$")}
     chains: list[tuple[float, float, float, float, float]] = []
-    for server in servers:
-        boot = boots.get(server)
-        attaches = service.matching("POST", _path_to(server, "/os-volume_attachments"))
-        if boot is None or not attaches:
-            continue
-        volume = volumes.get(service.mentioned(attaches[0], ATTACHING) or "")
+    for boot, volume, attach in _server_requests(service, servers):
         active = boot.start + service.work(boot)
         ready = max(active, volume.start + service.work(volume) if volume else 0.0)
-        attach = attaches[0]
         chains.append((attach.start + service.work(attach), boot.start, active, ready, attach.start))
     if not chains or not service.requests:
         return None
