@@ -12,8 +12,12 @@ run, shared by every resource of the run (nested stacks included).
   expires, so a long run never uses an expired token.  The token lives in that
   plugin only: it is never returned, recorded or shown.
 - **A bound on calls in flight.** Every API call of the run goes through
-  ``request``, which holds one of ``MAX_IN_FLIGHT`` slots: a stack of hundreds of
-  resources does not send hundreds of requests at once to one cloud.
+  ``request``, which holds one of its service's ``MAX_IN_FLIGHT`` slots: a stack of
+  hundreds of resources does not send hundreds of requests at once to one cloud.
+  The bound is per service because each service has API workers of its own: one
+  bound for the cloud let eight slow calls to one service (Nova's volume
+  attachments take seconds while servers boot) hold up every other service's calls
+  and every status poll, each a step of some chain of the stack.
 - **Answers in the API's own shapes.** ``request`` returns the JSON the service
   answered (Neutron's ``{"network": {...}}``), which is what Heat's attributes
   show; an error answer raises ``CloudFailure`` with the service's message.
@@ -34,7 +38,7 @@ T = TypeVar("T")
 # The application openstacksdk names first in every request's User-Agent.
 APP_NAME = "hotplay.stacks"
 
-# How many API calls of one run may be in flight to one cloud at once.
+# How many API calls of one run may be in flight to one service of a cloud at once.
 MAX_IN_FLIGHT = 8
 
 # The exception class names Heat's status reasons carry for HTTP answers (the
@@ -66,7 +70,8 @@ class CloudSession:
         self._lock = threading.Lock()
         self._connection: Any = None
         self._proxies: dict[str, Any] = {}
-        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self._max_in_flight = max_in_flight
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._pollers: dict[str, Poller] = {}
         # Lookups already made (custom constraints, RESOLVE rules, a project's
         # security groups): Heat memoizes these too; a run asks about one value once,
@@ -110,23 +115,26 @@ class CloudSession:
         with self._lock:
             return str(self._connect().current_project_id)
 
-    def _proxy(self, service: str) -> Any:
-        """openstacksdk's proxy of ``service`` (``network``, ``compute``, ...): its
-        endpoint and version are discovered once per run, under the lock, so
-        threads do not each discover it."""
+    def _proxy(self, service: str) -> tuple[Any, threading.BoundedSemaphore]:
+        """openstacksdk's proxy of ``service`` (``network``, ``compute``, ...) and
+        the service's slots: its endpoint and version are discovered once per run,
+        under the lock, so threads do not each discover it."""
         with self._lock:
             proxy = self._proxies.get(service)
             if proxy is None:
                 proxy = getattr(self._connect(), service)
                 proxy.get_endpoint()  # discovery now, while the lock is held
                 self._proxies[service] = proxy
-            return proxy
+            slots = self._slots.get(service)
+            if slots is None:
+                slots = self._slots[service] = threading.BoundedSemaphore(self._max_in_flight)
+            return proxy, slots
 
     def close(self) -> None:
         with self._lock:
             if self._connection is not None:
                 self._connection.close()
-            self._connection, self._proxies = None, {}
+            self._connection, self._proxies, self._slots = None, {}, {}
 
     def remember(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
         """``compute()``, once per run for ``key``: the first caller computes, those
@@ -163,12 +171,12 @@ class CloudSession:
         ``content_type``: the body's, when the API wants another than JSON's for a
         JSON body (Glance's image update takes a JSON patch only as
         ``application/openstack-images-v2.1-json-patch``)."""
-        proxy = self._proxy(service)
+        proxy, slots = self._proxy(service)
         extra: dict[str, Any] = {"microversion": microversion} if microversion else {}
         if content_type:
             # keystoneauth sets application/json for a JSON body only when none is given.
             extra["headers"] = {"Content-Type": content_type}
-        with self._slots:
+        with slots:
             self.calls[f"{method} {service}"] += 1
             try:
                 response = proxy.request(path, method, json=body, params=params, raise_exc=False,

@@ -515,6 +515,58 @@ def test_a_call_sends_the_content_type_it_is_given_and_json_otherwise() -> None:
     assert "headers" not in sent[1]
 
 
+def test_calls_in_flight_are_bounded_per_service() -> None:
+    """At most ``max_in_flight`` calls to one service at once, and a service whose
+    slots are all taken by slow calls does not hold up another's: Nova's volume
+    attachments took 4.7 s each while servers booted, and with one bound for the
+    cloud they held up every status poll.  (Proxies stand in for the cloud: what is
+    checked is the client's own bookkeeping.)"""
+    class Answer:
+        status_code, content = 200, b""
+
+    release = threading.Event()
+    lock = threading.Lock()
+    in_flight: dict[str, int] = {"compute": 0, "volume": 0}
+    most: dict[str, int] = {"compute": 0, "volume": 0}
+
+    class Proxy:
+        def __init__(self, service: str, slow: bool) -> None:
+            self.service, self.slow = service, slow
+
+        def request(self, path: str, method: str, **kwargs: Any) -> Answer:
+            with lock:
+                in_flight[self.service] += 1
+                most[self.service] = max(most[self.service], in_flight[self.service])
+            if self.slow:
+                release.wait(10)
+            with lock:
+                in_flight[self.service] -= 1
+            return Answer()
+
+    session = CloudSession("unused", max_in_flight=3)
+    session._connection = type("Connection", (), {"compute": Proxy("compute", slow=True),  # never connects
+                                                  "volume": Proxy("volume", slow=False)})()
+    for proxy in (session._connection.compute, session._connection.volume):
+        proxy.get_endpoint = lambda: None  # no version discovery to make
+    slow = [threading.Thread(target=session.request, args=("compute", "POST", "/servers/s/attach"))
+            for _call in range(6)]
+    for thread in slow:
+        thread.start()
+    deadline = time.monotonic() + 5
+    while most["compute"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    fast = threading.Thread(target=session.request, args=("volume", "GET", "/volumes/detail"))
+    fast.start()
+    fast.join(5)
+    volume_answered = not fast.is_alive()
+    release.set()
+    for thread in slow:
+        thread.join()
+    assert volume_answered, "a call to Cinder waited for Nova's slots"
+    assert most == {"compute": 3, "volume": 1}
+    assert session.calls == {"POST compute": 6, "GET volume": 1}
+
+
 # -- shared polls ----------------------------------------------------------------------------
 
 def test_waiters_share_their_polls() -> None:
