@@ -82,6 +82,39 @@ def test_an_output_reference_is_forgiven_only_when_heat_reports_that_output():
     assert verdict(CASE, mine, fine, documented_keys())[0] == "diverged"
 
 
+def test_an_output_reference_is_forgiven_when_heat_met_another_error_of_that_output_first():
+    """Heat reports the first error it meets in an output's value (seed 20261128,
+    cases 482-485: a ``repeat`` beside the ``get_resource`` of a resource whose
+    condition is false): the output is an error in Heat all the same."""
+    mine = [{"verdict": "refused", "error": '/t.yaml: outputs.o0.value.map_merge[1].m.get_resource: The '
+             'specified reference "r1" (in outputs.o0.value.map_merge[1].m) is incorrect.'}]
+    repeat = {"error": 'The values of the "for_each" argument to "repeat" must be lists or maps'}
+    theirs = [ok(outputs={"o0": repeat}, ids={"r0": "0123456789abcdef"})]
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "documented:output-reference"
+    # The resource is in Heat's stack: the reference would have read it.
+    there = [ok(outputs={"o0": repeat}, ids={"r0": "0123456789abcdef", "r1": "fedcba9876543210"})]
+    assert verdict(CASE, mine, there, documented_keys())[0] == "diverged"
+    # The output has a value in Heat.
+    valued = [ok(outputs={"o0": "x"}, ids={"r0": "0123456789abcdef"})]
+    assert verdict(CASE, mine, valued, documented_keys())[0] == "diverged"
+
+
+def test_a_later_function_is_forgiven_in_a_message_the_task_masked():
+    """Through ansible-playbook a hidden value "a" masks each "a" of the refusal
+    (seed 20261128, case 640): the refusal is still the later-version one."""
+    case = dict(CASE, template={"parameters": {"p2": {"type": "comma_delimited_list", "hidden": True}}},
+                parameters={"p2": [" c", "a"]})
+    masked = ("/tmp/m******in.y******ml: resources.r0.properties.v******lue.m******p_merge: The templ******te "
+              "version is inv******lid: The function m******p_merge is not supported in this version of HOT "
+              "(2015-04-30); it is ******v******il******ble from he******t_templ******te_version 2016-04-08.")
+    heat = [{"verdict": "refused", "error": "Property error: resources.r0.properties.value: Value must be "
+             "a string; got {'map_merge': [{'k': False}, 'ax-x--']}"}]
+    assert verdict(case, [{"verdict": "refused", "error": masked}], heat,
+                   documented_keys())[0] == "documented:later-version-function"
+    # Without that hidden value, the masked text is not the later-version refusal.
+    assert verdict(CASE, [{"verdict": "refused", "error": masked}], heat, documented_keys())[0] == "diverged"
+
+
 def test_a_policy_written_out_is_forgiven_only_when_nothing_else_changed():
     before = {"r": {"type": "OS::Heat::TestResource"}}
     case = dict(CASE, template={"resources": before},
