@@ -115,6 +115,60 @@ def test_a_later_function_is_forgiven_in_a_message_the_task_masked():
     assert verdict(CASE, [{"verdict": "refused", "error": masked}], heat, documented_keys())[0] == "diverged"
 
 
+def _group_case(removal_before, removal_after):
+    def group(removal):
+        policies = {"removal_policies": [{"resource_list": removal}]} if removal is not None else {}
+        return {"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 3, **policies, "resource_def": {"type": "OS::Heat::None"}}}
+    return dict(CASE, template={"resources": {"g": group(removal_before)}},
+                update={"template": {"resources": {"g": group(removal_after)}}})
+
+
+def _steps(before, after):
+    return [ok(ids={p: "0123456789abcdef" for p in before}), ok("UPDATE_COMPLETE",
+                                                                ids={p: "0123456789abcdef" for p in after})]
+
+
+def _with_preview(steps, preview):
+    steps[1]["preview"] = preview
+    return steps
+
+
+def test_a_group_preview_is_forgiven_when_it_is_what_heats_update_did():
+    """Seed 20261129, case 309: members 1-3 (name 0 removed); removing 1 more adds
+    g/4 (Heat's update), where Heat's preview said g/0."""
+    case = _group_case(["0"], ["1"])
+    before, after = ["g", "g/1", "g/2", "g/3"], ["g", "g/2", "g/3", "g/4"]
+    mine = _with_preview(_steps(before, after), {"added": ["g/4"], "deleted": ["g/1"], "replaced": [],
+                                              "updated": ["g"], "unchanged": ["g/2", "g/3"]})
+    theirs = _with_preview(_steps(before, after), {"added": ["g/0"], "deleted": ["g/1"], "replaced": [],
+                                                "updated": ["g"], "unchanged": ["g/2", "g/3"]})
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:preview-group-removed-names"
+    # Heat's update did what its preview said: hotplay's preview is wrong.
+    heat_as_previewed = _with_preview(_steps(before, ["g", "g/0", "g/2", "g/3"]), theirs[1]["preview"])
+    assert verdict(case, mine, heat_as_previewed, documented_keys())[0] == "diverged"
+    # Without removal policies nothing explains the difference.
+    plain = _group_case(None, None)
+    assert verdict(plain, mine, theirs, documented_keys())[0] == "diverged"
+
+
+def test_nested_resources_known_after_apply_are_forgiven_only_under_a_provider_that_reads():
+    """Seed 20261129, case 309: Heat lists p/inner unchanged; hotplay does not list
+    the resources of a provider whose properties read a resource the update changes."""
+    reads = {"type": "Diff::Prov", "properties": {"x": {"get_attr": ["g", "refs"]}}}
+    case = dict(CASE, template={"resources": {"p": reads}}, update={"template": {"resources": {"p": reads}}})
+    steps = ["p", "p/inner"]
+    mine = _with_preview(_steps(steps, steps), {"added": [], "deleted": [], "replaced": [],
+                                             "updated": ["p"], "unchanged": []})
+    theirs = _with_preview(_steps(steps, steps), {"added": [], "deleted": [], "replaced": [],
+                                               "updated": ["p"], "unchanged": ["p/inner"]})
+    assert verdict(case, mine, theirs, documented_keys())[0] == "documented:preview-nested-unknown"
+    reads_nothing = {"type": "Diff::Prov", "properties": {"x": "constant"}}
+    plain = dict(CASE, template={"resources": {"p": reads_nothing}},
+                 update={"template": {"resources": {"p": reads_nothing}}})
+    assert verdict(plain, mine, theirs, documented_keys())[0] == "diverged"
+
+
 def test_a_policy_written_out_is_forgiven_only_when_nothing_else_changed():
     before = {"r": {"type": "OS::Heat::TestResource"}}
     case = dict(CASE, template={"resources": before},
