@@ -92,6 +92,10 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
                     for end in range(start + 1, len(pieces) + 1):
                         if "-".join(pieces[start:end]) == value and (start, end) != (0, len(pieces)):
                             return f"<id:{path}#{start}:{end}>"
+            # Every piece of an id, in order, in one text (the JSON of a str_split
+            # of a uuid joined by list_join): each piece by which it is.
+            for physical, path in sorted(ids.items(), key=lambda item: item[1]):
+                value = _pieces_in_order(value, physical, path)
             # Or inside a message ("'3d313fadb3e3' is type <class 'str'>"): the long
             # pieces only (a uuid's 8 and 12 characters), the shorter ones are words.
             for physical, path in sorted(ids.items(), key=lambda item: item[1]):
@@ -104,6 +108,22 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
     if isinstance(value, dict):
         return {k: tokenised(v, ids) for k, v in value.items()}
     return value
+
+
+def _pieces_in_order(value: str, physical: str, path: str) -> str:
+    """``value`` with the pieces of ``physical`` (cut at its dashes) tokenised, when
+    all of them are in it, in order and apart; else ``value`` as it is."""
+    pieces = physical.split("-")
+    if len(pieces) < 3:
+        return value
+    out, position = [], 0
+    for place, piece in enumerate(pieces):
+        found = value.find(piece, position)
+        if found < 0:
+            return value
+        out.append(value[position:found] + f"<id:{path}#{place}:{place + 1}>")
+        position = found + len(piece)
+    return "".join(out) + value[position:]
 
 
 def _id_map(observed: list[dict[str, Any]]) -> dict[str, str]:
@@ -470,7 +490,9 @@ def _preview_only(hotplay: list[dict[str, Any]], heat: list[dict[str, Any]]) -> 
     mine, theirs = hotplay[1]["preview"], heat[1]["preview"]
     if "refused" in mine or "refused" in theirs:
         return None
-    return _preview_pairs(mine, theirs)
+    # Not a resource whose create raced (the comparison leaves it out too).
+    raced = _raced(hotplay[0], heat[0])
+    return {path: pair for path, pair in _preview_pairs(mine, theirs).items() if path not in raced}
 
 
 def _preview_pairs(mine: dict[str, list[str]] | None, theirs: dict[str, list[str]] | None) -> dict[str, tuple[str, str]]:

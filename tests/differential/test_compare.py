@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -233,6 +234,22 @@ def test_a_long_piece_of_an_id_inside_a_message_compares_by_its_place():
     assert verdict(CASE, mine, first_piece, frozenset())[0] == "diverged"
 
 
+def test_every_piece_of_an_id_in_one_text_compares_by_the_resource():
+    """Seed 20261130, cases 1144-1146: ``list_join`` of a ``str_split`` of a uuid
+    gives the JSON of its five pieces; the 4-character ones differ by nature too."""
+    def pieces(uuid):
+        return json.dumps(uuid.split("-"))
+
+    mine_id, their_id = "12e04f46-12e0-4f46-8a38-0123456789ab", "46a64fe5-46a6-4fe5-9963-ba9876543210"
+    mine = [ok(outputs={"o": pieces(mine_id)}, ids={"r": mine_id})]
+    theirs = [ok(outputs={"o": pieces(their_id)}, ids={"r": their_id})]
+    assert verdict(CASE, mine, theirs, frozenset())[0] == "same"
+    shuffled = their_id.split("-")
+    shuffled[1], shuffled[2] = shuffled[2], shuffled[1]
+    other = [ok(outputs={"o": json.dumps(shuffled)}, ids={"r": their_id})]
+    assert verdict(CASE, mine, other, frozenset())[0] == "diverged"
+
+
 def test_a_later_function_in_a_provider_is_forgiven_by_its_failed_resource():
     failed = ok(ids={"r": "0123456789abcdef"})
     failed.update(stack_status="CREATE_FAILED", resources={"r": "CREATE_FAILED"}, reasons={
@@ -351,6 +368,22 @@ def test_a_resource_never_created_whose_type_changes_is_added():
     # preview listed it replaced, its update then created it.
     hotplay, heat = _never_created({"added": ["r2"], "replaced": ["r1"]}, {"replaced": ["r1", "r2"]})
     assert verdict(CASE, hotplay, heat, documented_keys())[0] == "documented:preview-not-created"
+
+
+def test_a_never_created_resource_is_forgiven_beside_one_whose_create_raced():
+    """Seed 20261130, case 900: hotplay's failed create reached the provider r3
+    (with r3/inner), Heat's did not; both previews are judged without it."""
+    empty = {k: [] for k in ("added", "deleted", "replaced", "updated", "unchanged")}
+    mine_first = dict(ok(status="CREATE_FAILED", ids={"r1": "1111111111111111", "r3": "3333333333333333",
+                                                      "r3/inner": "4444444444444444"}),
+                      resources={"r1": "CREATE_FAILED", "r3": "CREATE_COMPLETE", "r3/inner": "CREATE_COMPLETE"})
+    their_first = dict(ok(status="CREATE_FAILED", ids={"r1": "1111111111111111", "r2": "", "r3": ""}),
+                       resources={"r1": "CREATE_FAILED", "r2": "INIT_COMPLETE", "r3": "INIT_COMPLETE"})
+    mine = [mine_first, dict(mine_first, stack_status="UPDATE_FAILED", preview={
+        **empty, "added": ["r2"], "updated": ["r3"], "unchanged": ["r3/inner"]})]
+    theirs = [their_first, dict(their_first, stack_status="UPDATE_FAILED", preview={
+        **empty, "updated": ["r3"], "unchanged": ["r2"]})]
+    assert verdict(CASE, mine, theirs, documented_keys())[0] == "documented:preview-not-created"
 
 
 def test_a_replacement_of_a_resource_that_exists_listed_as_added_is_a_divergence():
