@@ -217,7 +217,14 @@ def write_configs(cloud: Cloud) -> None:
             "service_user": {"send_service_user_token": True, **service_auth(cloud, "nova")},
             "glance": {"region_name": REGION},
             "cinder": {"os_region_name": REGION},
-            "scheduler": {"discover_hosts_in_cells_interval": 2},
+            # One scheduler worker: the scheduler tries its Placement client before
+            # it forks its workers (one per CPU by default), and the forked workers
+            # then shared that client's kept-alive connection: one read another's
+            # answer ("BadStatusLine('{"allocation_requests": ...')", IncompleteRead),
+            # took it for "no allocation candidates", and a server went to ERROR,
+            # "No valid host was found" (seen in the first 20-server benchmark after
+            # the cloud came up, twice).
+            "scheduler": {"discover_hosts_in_cells_interval": 2, "workers": 1},
             "oslo_concurrency": lock,
             "os_vif_ovs": {"ovsdb_connection": "unix:/nonexistent"},
         },
