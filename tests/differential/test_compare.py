@@ -140,10 +140,10 @@ def test_a_group_preview_is_forgiven_when_it_is_what_heats_update_did():
     g/4 (Heat's update), where Heat's preview said g/0."""
     case = _group_case(["0"], ["1"])
     before, after = ["g", "g/1", "g/2", "g/3"], ["g", "g/2", "g/3", "g/4"]
-    mine = _with_preview(_steps(before, after), {"added": ["g/4"], "deleted": ["g/1"], "replaced": [],
-                                              "updated": ["g"], "unchanged": ["g/2", "g/3"]})
-    theirs = _with_preview(_steps(before, after), {"added": ["g/0"], "deleted": ["g/1"], "replaced": [],
-                                                "updated": ["g"], "unchanged": ["g/2", "g/3"]})
+    mine = _with_preview(_steps(before, after), {
+        "added": ["g/4"], "deleted": ["g/1"], "replaced": [], "updated": ["g"], "unchanged": ["g/2", "g/3"]})
+    theirs = _with_preview(_steps(before, after), {
+        "added": ["g/0"], "deleted": ["g/1"], "replaced": [], "updated": ["g"], "unchanged": ["g/2", "g/3"]})
     assert verdict(case, mine, theirs, documented_keys())[0] == "documented:preview-group-removed-names"
     # Heat's update did what its preview said: hotplay's preview is wrong.
     heat_as_previewed = _with_preview(_steps(before, ["g", "g/0", "g/2", "g/3"]), theirs[1]["preview"])
@@ -159,10 +159,10 @@ def test_nested_resources_known_after_apply_are_forgiven_only_under_a_provider_t
     reads = {"type": "Diff::Prov", "properties": {"x": {"get_attr": ["g", "refs"]}}}
     case = dict(CASE, template={"resources": {"p": reads}}, update={"template": {"resources": {"p": reads}}})
     steps = ["p", "p/inner"]
-    mine = _with_preview(_steps(steps, steps), {"added": [], "deleted": [], "replaced": [],
-                                             "updated": ["p"], "unchanged": []})
-    theirs = _with_preview(_steps(steps, steps), {"added": [], "deleted": [], "replaced": [],
-                                               "updated": ["p"], "unchanged": ["p/inner"]})
+    mine = _with_preview(_steps(steps, steps), {
+        "added": [], "deleted": [], "replaced": [], "updated": ["p"], "unchanged": []})
+    theirs = _with_preview(_steps(steps, steps), {
+        "added": [], "deleted": [], "replaced": [], "updated": ["p"], "unchanged": ["p/inner"]})
     assert verdict(case, mine, theirs, documented_keys())[0] == "documented:preview-nested-unknown"
     reads_nothing = {"type": "Diff::Prov", "properties": {"x": "constant"}}
     plain = dict(CASE, template={"resources": {"p": reads_nothing}},
