@@ -112,7 +112,7 @@ def tokenised(value: Any, ids: dict[str, str]) -> Any:
 
 def _pieces_in_order(value: str, physical: str, path: str) -> str:
     """``value`` with the pieces of ``physical`` (cut at its dashes) tokenised, when
-    all of them are in it, in order and apart; else ``value`` as it is."""
+    all of them are in it, in order; else ``value`` as it is."""
     pieces = physical.split("-")
     if len(pieces) < 3:
         return value
