@@ -280,12 +280,18 @@ def _later_version_function(case: dict[str, Any], hotplay: list[dict[str, Any]],
 def _as_the_task_masks(case: dict[str, Any], text: str) -> set[str]:
     """``text``, and ``text`` as the task shows it when the case's hidden values
     mask their pieces in it (a hidden "a" masks each "a")."""
+    return {text, _task_secrets(case).mask_text(text)}
+
+
+def _task_secrets(case: dict[str, Any], steps: int = 2) -> Any:
+    """The masking the task does with the hidden values of the case's first
+    ``steps`` steps (the collection's own ``SecretValues``)."""
     from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
 
     secrets = SecretValues()
-    for value in _hidden_values(case):
+    for value in _hidden_values(case, steps):
         secrets.add(value)
-    return {text, secrets.mask_text(text)}
+    return secrets
 
 
 _LATER = "it is available from heat_template_version"
@@ -326,12 +332,7 @@ def _masked_as_the_task_masks(case: dict[str, Any], index: int, mine: str, their
     """Through ansible-playbook, the task masks every piece of a hidden value in
     its whole message, as Ansible does with no_log values (a value "a" masks each
     "a", the template's file name too): Heat's message masked so, after the file."""
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
-
-    secrets = SecretValues()
-    for value in _hidden_values(case, index + 1):
-        secrets.add(value)
-    expected = secrets.mask_text(theirs)
+    expected = _task_secrets(case, index + 1).mask_text(theirs)
     return mine == expected or mine.endswith(": " + expected)
 
 
@@ -357,8 +358,6 @@ def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
     # hotplay masks every piece of a hidden value in what it shows (output and
     # resource names, values, ids), as Ansible does with no_log values: Heat's answer
     # masked the same way must then be hotplay's.
-    from ansible_collections.hotplay.stacks.plugins.plugin_utils.secrets import SecretValues
-
     if not _hidden_values(case) or not any(s["verdict"] == "ok" for s in heat):
         return False
     # Everything the task returns is masked so (resource names and ids too), with
@@ -367,9 +366,7 @@ def _hidden_in_results(case: dict[str, Any], hotplay: list[dict[str, Any]],
     # such as "out" must not mask "outputs".
     masked = []
     for index, step in enumerate(heat):
-        secrets = SecretValues()
-        for value in _hidden_values(case, index + 1):
-            secrets.add(value)
+        secrets = _task_secrets(case, index + 1)
         masked.append({field: value if field == "verdict" else secrets.mask(value)
                        for field, value in step.items()})
     return not differences(hotplay, masked)
@@ -624,9 +621,9 @@ def _preview_paths(case: dict[str, Any], hotplay: list[dict[str, Any]], heat: li
     differing = _preview_only(hotplay, heat)
     if not differing or not case.get("update"):
         return False
-    rules = (own, *(rule for rule in (_removed_names_path, _nested_unknown_path) if rule is not own))
     return any(own(case, hotplay, heat, path, pair) for path, pair in differing.items()) and all(
-        any(rule(case, hotplay, heat, path, pair) for rule in rules) for path, pair in differing.items())
+        any(rule(case, hotplay, heat, path, pair) for rule in (_removed_names_path, _nested_unknown_path))
+        for path, pair in differing.items())
 
 
 def _preview_group_removed_names(case: dict[str, Any], hotplay: list[dict[str, Any]],
