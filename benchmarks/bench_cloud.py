@@ -197,7 +197,7 @@ class Phase:
     counts: cloud_logs.Counts
     path: cloud_logs.CriticalPath | None
     load: tuple[float, float]
-    timeline: cloud_logs.Timeline | None = None
+    timeline: cloud_logs.Timeline | cloud_logs.UpdateTimeline | None = None
 
     def over_path(self, start_up: float = 0.0) -> float | None:
         """The phase's time (less ``start_up``, ansible-playbook's own) over its critical path."""
@@ -223,11 +223,18 @@ class Side:
         if name == "create":
             self.servers = self._named_servers() or cloud_logs.booted(logs.service)
         path = cloud_logs.CRITICAL_PATHS[name](logs, self.servers)
-        timeline = (cloud_logs.create_timeline(logs, self.servers, began_wall, began_wall + seconds)
-                    if name == "create" else None)
+        timeline = self._timeline(name, logs, began_wall, began_wall + seconds)
         phase = Phase(name, seconds, cloud_logs.count(logs.access, self.agent), path, (load, after), timeline)
         print(f"  {name:<8} {seconds:7.1f} s   (load average {load:.2f} before, {after:.2f} after)", flush=True)
         return phase
+
+    def _timeline(self, name: str, logs: cloud_logs.WindowLogs, began: float,
+                  ended: float) -> cloud_logs.Timeline | cloud_logs.UpdateTimeline | None:
+        if name == "create":
+            return cloud_logs.create_timeline(logs, self.servers, began, ended)
+        if name == "update":
+            return cloud_logs.update_timeline(logs, self.servers, began, ended, self.agent)
+        return None
 
     def _named_servers(self) -> set[str]:
         """The servers of this side's stack: named ``<stack>-<resource>-<suffix>``."""

@@ -91,14 +91,16 @@ class Access:
     status: int
     seconds: float
     agent: str = ""
+    began: float | None = None  # the request's start (epoch), on a cloud whose logs show it
 
 
 def parse_access(line: str) -> Access | None:
     found = ACCESS_LINE.match(line)
     if not found:
         return None
+    began = float(found["began"]) if found["began"] not in (None, "-") else None
     return Access(found["method"], found["path"], int(found["status"]), float(found["seconds"]),
-                  found["agent"] or "")
+                  found["agent"] or "", began)
 
 
 def is_discovery(hit: Access) -> bool:
@@ -305,6 +307,37 @@ def create_timeline(logs: WindowLogs, servers: set[str], began: float, ended: fl
     first = min(request.start for request in service.requests)
     return Timeline(first - began, boot_start - began, active - began, ready - began, attach_start - began,
                     in_use - began, ended - began, [chain[4] - chain[3] for chain in chains])
+
+
+@dataclass(frozen=True)
+class UpdateTimeline:
+    """Where an update's time went, in seconds after the phase began: the run's
+    password authentication, its metadata calls, and its end."""
+
+    auth: tuple[float, float] | None  # Keystone's POST /v3/auth/tokens: start, end
+    first_call: float  # the first metadata call's start
+    last_answer: float  # the last metadata call's end
+    ended: float
+
+    def line(self) -> str:
+        auth = (f"authentication from {self.auth[0]:.2f} to {self.auth[1]:.2f} s; " if self.auth else "")
+        return (f"{auth}first metadata call at {self.first_call:.2f} s, the last answered at "
+                f"{self.last_answer:.2f} s; the run ended at {self.ended:.2f} s")
+
+
+def update_timeline(logs: WindowLogs, servers: set[str], began: float, ended: float,
+                    agent: str = "") -> UpdateTimeline | None:
+    """The update's timeline (``began``, ``ended``: the phase's wall-clock times)."""
+    calls = [request for server in servers for method in ("POST", "PUT")
+             for request in logs.service.matching(method, _path_to(server, "/metadata"))]
+    if not calls:
+        return None
+    auths = [hit for hit in logs.access.get("keystone", [])
+             if is_password_auth(hit) and hit.began is not None and agent in hit.agent]
+    auth = ((auths[0].began - began, auths[0].began + auths[0].seconds - began)
+            if auths and auths[0].began is not None else None)
+    return UpdateTimeline(auth, min(call.start for call in calls) - began,
+                          max(call.end for call in calls) - began, ended - began)
 
 
 def update_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
