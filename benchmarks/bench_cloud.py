@@ -197,7 +197,7 @@ class Phase:
     counts: cloud_logs.Counts
     path: cloud_logs.CriticalPath | None
     load: tuple[float, float]
-    timeline: cloud_logs.Timeline | cloud_logs.UpdateTimeline | None = None
+    timeline: cloud_logs.Timeline | cloud_logs.UpdateTimeline | cloud_logs.DeleteTimeline | None = None
 
     def over_path(self, start_up: float = 0.0) -> float | None:
         """The phase's time (less ``start_up``, ansible-playbook's own) over its critical path."""
@@ -229,12 +229,12 @@ class Side:
         return phase
 
     def _timeline(self, name: str, logs: cloud_logs.WindowLogs, began: float,
-                  ended: float) -> cloud_logs.Timeline | cloud_logs.UpdateTimeline | None:
+                  ended: float) -> cloud_logs.Timeline | cloud_logs.UpdateTimeline | cloud_logs.DeleteTimeline | None:
         if name == "create":
             return cloud_logs.create_timeline(logs, self.servers, began, ended)
         if name == "update":
             return cloud_logs.update_timeline(logs, self.servers, began, ended, self.agent)
-        return None
+        return cloud_logs.delete_timeline(logs, self.servers, began, ended)
 
     def _named_servers(self) -> set[str]:
         """The servers of this side's stack: named ``<stack>-<resource>-<suffix>``."""

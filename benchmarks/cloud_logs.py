@@ -371,6 +371,56 @@ def delete_path(logs: WindowLogs, servers: set[str]) -> CriticalPath | None:
     return _longest(chains)
 
 
+@dataclass(frozen=True)
+class DeleteTimeline:
+    """Where a delete's time went, in seconds after the phase began: the chain of
+    the server gone last, and Neutron's deletes after it."""
+
+    first_request: float  # the first Nova or Cinder request of the run
+    detach: float  # the last chain: its detach's DELETE
+    detached: float  # the detach done (its last line)
+    delete: float  # its server's DELETE
+    gone: float  # the server gone (its last line)
+    last_port: float  # the start of the last port DELETE (Neutron's access log)
+    network: float  # the network's DELETE answered
+    ended: float
+    reactions: list[float]  # per chain: from detached to the server's DELETE
+
+    def line(self) -> str:
+        median = statistics.median(self.reactions)
+        return (f"first request at {self.first_request:.1f} s; the server gone last: detach at {self.detach:.1f}, "
+                f"detached at {self.detached:.1f}, DELETE at {self.delete:.1f}, gone at {self.gone:.1f}; the last "
+                f"port DELETE at {self.last_port:.1f}, the network's answered at {self.network:.1f}; the run ended "
+                f"at {self.ended:.1f}.  From detached to the server's DELETE: median {median:.2f} s, longest "
+                f"{max(self.reactions):.2f} s over {len(self.reactions)} chains")
+
+
+def delete_timeline(logs: WindowLogs, servers: set[str], began: float, ended: float) -> DeleteTimeline | None:
+    """The delete's timeline (``began``, ``ended``: the phase's wall-clock times)."""
+    service = logs.service
+    chains: list[tuple[float, float, float, float]] = []
+    for server in servers:
+        detaches = service.matching("DELETE", _path_to(server, rf"/os-volume_attachments/{UUID}"))
+        deletes = service.matching("DELETE", _path_to(server))
+        if detaches and deletes:
+            asked, removed = detaches[0], deletes[0]
+            chains.append((removed.start + service.work(removed), asked.start,
+                           asked.start + service.work(asked), removed.start))
+    neutron = logs.access.get("neutron", [])
+    ports = [hit.began for hit in neutron
+             if hit.method == "DELETE" and hit.began is not None and re.match(rf"^(/v2\.0)?/ports/{UUID}$", hit.path)]
+    networks = [hit.began + hit.seconds for hit in neutron
+                if hit.method == "DELETE" and hit.began is not None
+                and re.match(rf"^(/v2\.0)?/networks/{UUID}$", hit.path)]
+    if not chains or not ports or not networks or not service.requests:
+        return None
+    gone, detach, detached, delete = max(chains)
+    first = min(request.start for request in service.requests)
+    return DeleteTimeline(first - began, detach - began, detached - began, delete - began, gone - began,
+                          max(ports) - began, max(networks) - began, ended - began,
+                          [chain[3] - chain[2] for chain in chains])
+
+
 def _longest(chains: list[tuple[float, str]]) -> CriticalPath | None:
     if not chains:
         return None
