@@ -51,10 +51,15 @@ the slowest call of their kind in the phase (its access log).  Each server's cha
 is computed, and the phase's critical path is the longest.  "time / critical path"
 is the phase's time over it: 1.0 would be a client with no cost of its own.
 
+A phase of Heat's that fails, or is still in progress after ``--heat-timeout``
+seconds (Heat 27 leaves a stack ``UPDATE_IN_PROGRESS`` for good when its update
+fails on "Maximum number of threads reached", as at 100 servers here), ends Heat's
+side: its stack is deleted, and hotplay's figures are reported with Heat's that ran.
+
 Usage: make bench-cloud  (starts the cloud and stops it; or, with the cloud up:
 HOTPLAY_CLOUD_DIR=.build/cloud HOTPLAY_OPENSTACK_COLLECTIONS=.build/openstack-collections
 .venv/bin/python benchmarks/bench_cloud.py --servers 20 [--mode native|provider]
-[--rounds 10] [--no-heat]).
+[--rounds 10] [--no-heat] [--heat-timeout 3600]).
 """
 
 from __future__ import annotations
@@ -187,6 +192,14 @@ class Heat:
         if stack["stack_status"] != f"{action}_COMPLETE":
             raise SystemExit(f"Heat {action}: {stack['stack_status']} {stack.get('stack_status_reason')}")
 
+    def remove(self) -> None:
+        """Delete the stack after a failed phase, and say if Heat could not."""
+        if self.stack_id:
+            self.client.delete(self.name, self.stack_id)
+            status = self.client.wait(self.name, self.stack_id, "DELETE")["stack_status"]
+            if status != "DELETE_COMPLETE":
+                raise RuntimeError(f"Heat's delete ended {status}")
+
 
 # -- measuring -------------------------------------------------------------------------------------
 
@@ -250,6 +263,25 @@ class Side:
             clean_up()
             raise
 
+    def phases_until_failure(self, steps: list[Callable[[], None]],
+                             clean_up: Callable[[], None]) -> tuple[list[Phase], str]:
+        """The phases that passed, and why the next one failed ("" when none did):
+        the other side's figures are still reported."""
+        done: list[Phase] = []
+        print(self.label, flush=True)
+        for name, step in zip(PHASES, steps, strict=True):
+            try:
+                done.append(self.phase(name, step))
+            except SystemExit as failure:
+                print(f"  {name:<8} failed: {failure}", flush=True)
+                try:
+                    clean_up()
+                except Exception as left:  # noqa: BLE001 - whatever the other side answers
+                    print(f"  its stack could not be deleted ({left}): its resources, named "
+                          f"{self.prefix}-*, are left in the cloud", flush=True)
+                return done, f"{name}: {failure}"
+        return done, ""
+
 
 # -- reporting -------------------------------------------------------------------------------------
 
@@ -262,22 +294,22 @@ def report(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> No
     print(f"{'phase':<8} {'hotplay s':>10} {'Heat s':>8} {'Heat/hotplay':>13} {'critical s':>11} "
           f"{'hotplay/crit':>13} {'Heat/crit':>10} {'load':>6}")
     for index, mine in enumerate(ours):
-        other = theirs[index] if theirs else None
+        other = _phase(theirs, index)
         other_seconds = other.seconds if other else None
         print(f"{mine.name:<8} {mine.seconds:10.1f} {_figure(other_seconds, 8)} "
               f"{_figure(other_seconds / mine.seconds if other_seconds else None, 13, 2)} "
               f"{_figure(mine.path.seconds if mine.path else None, 11)} {_figure(mine.over_path(), 13, 2)} "
               f"{_figure(other.over_path() if other else None, 10, 2)} {mine.load[0]:6.2f}")
     total = sum(p.seconds for p in ours)
-    other_total = sum(p.seconds for p in theirs) if theirs else None
+    other_total = sum(p.seconds for p in theirs) if theirs and len(theirs) == len(ours) else None
     print(f"{'total':<8} {total:10.1f} {_figure(other_total, 8)} "
           f"{_figure(other_total / total if other_total else None, 13, 2)}")
     for index, mine in enumerate(ours):
         print(f"\n{mine.name}:")
         print(f"  hotplay: {mine.counts.line()}")
-        if theirs:
-            print(f"  Heat:    {theirs[index].counts.line()}")
-        for label, phase in (("hotplay", mine), ("Heat", theirs[index] if theirs else None)):
+        if (other := _phase(theirs, index)) is not None:
+            print(f"  Heat:    {other.counts.line()}")
+        for label, phase in (("hotplay", mine), ("Heat", other)):
             if phase and phase.path:
                 print(f"  critical path of {label}'s run: {phase.path.seconds:.1f} s "
                       f"(longest of {phase.path.chains} chains: {phase.path.detail})")
@@ -285,10 +317,16 @@ def report(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> No
                 print(f"  timeline of {label}'s run: {phase.timeline.line()}")
 
 
+def _phase(phases: list[Phase] | None, index: int) -> Phase | None:
+    return phases[index] if phases and index < len(phases) else None
+
+
 def goals(ours: list[Phase], theirs: list[Phase] | None, start_up: float) -> None:
     """The issue's goals for native mode, met or missed, from this run's figures."""
     print("\ngoals:")
-    if theirs:
+    if theirs is not None and len(theirs) < len(ours):
+        print(f"  not measured: Heat's phases ({len(theirs)} of {len(ours)} ran)")
+    elif theirs:
         ratios = [other.seconds / mine.seconds for mine, other in zip(ours, theirs, strict=True)]
         total = sum(p.seconds for p in theirs) / sum(p.seconds for p in ours)
         _goal("faster than Heat in every phase", all(r > 1 for r in ratios), " / ".join(f"{r:.2f}" for r in ratios))
@@ -357,6 +395,8 @@ def arguments() -> argparse.Namespace:
                         help="create and delete this many times more after the measured run, counting failures")
     parser.add_argument("--no-heat", action="store_true", help="hotplay only (reliability runs)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a hotplay run may take")
+    parser.add_argument("--heat-timeout", type=float, default=3600,
+                        help="seconds a Heat phase may take (a stack left IN_PROGRESS is waited for this long)")
     return parser.parse_args()
 
 
@@ -394,24 +434,29 @@ def main() -> int:
         ours = Side(f"hotplay ({args.mode})", log_dir, conn, name, agent).phases(
             [lambda: hotplay.run("present"), lambda: hotplay.run("present", role="db"), lambda: hotplay.run("absent")],
             lambda: _quietly(lambda: hotplay.run("absent")))
-        theirs = None if args.no_heat else heat_phases(Path(cloud_dir), venv, conn, body, log_dir)
+        theirs, failed = (None, "") if args.no_heat else heat_phases(
+            Path(cloud_dir), venv, conn, body, log_dir, args.heat_timeout)
         report(ours, theirs, start_up)
+        if failed:
+            print(f"\nHeat's {failed}")
         goals(ours, theirs, start_up)
         failures = rounds(hotplay, args.rounds) if args.rounds else 0
     return 1 if failures else 0
 
 
-def heat_phases(cloud_dir: Path, venv: Path | None, conn: Any, body: dict[str, Any], log_dir: Path) -> list[Phase]:
+def heat_phases(cloud_dir: Path, venv: Path | None, conn: Any, body: dict[str, Any], log_dir: Path,
+                timeout: float) -> tuple[list[Phase], str]:
+    """Heat's phases, and why one failed ("" when none did)."""
     assert venv is not None
     print("starting Heat", flush=True)
     heat_service = heat_on_cloud.start(cloud_dir, venv)
     try:
-        client = HeatClient(heat_on_cloud.project_endpoint(heat_service, conn), poll=0.5, timeout=3600,
+        client = HeatClient(heat_on_cloud.project_endpoint(heat_service, conn), poll=0.5, timeout=timeout,
                             token=conn.auth_token)
         heat = Heat(client, body, f"heat{os.getpid()}")
-        return Side("Heat", log_dir, conn, heat.name).phases(
+        return Side("Heat", log_dir, conn, heat.name).phases_until_failure(
             [lambda: heat.run("CREATE"), lambda: heat.run("UPDATE", role="db"), lambda: heat.run("DELETE")],
-            lambda: client.delete(heat.name, heat.stack_id))
+            heat.remove)
     finally:
         heat_service.stop()
 
