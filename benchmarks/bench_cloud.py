@@ -51,6 +51,13 @@ the slowest call of their kind in the phase (its access log).  Each server's cha
 is computed, and the phase's critical path is the longest.  "time / critical path"
 is the phase's time over it: 1.0 would be a client with no cost of its own.
 
+Each phase's timeline, from the same logs, says where the rest went: for the create,
+the first request and the steps of the chain that ended last, and each chain's wait
+from server and volume ready to its attachment's request; for the update, the
+authentication and the first and last metadata calls; for the delete, the steps of
+the chain whose server went last, the last port's and the network's deletes, and
+each chain's wait from its volume detached to its server's ``DELETE``.
+
 A phase of Heat's that fails, or is still in progress after ``--heat-timeout``
 seconds (Heat 27 leaves a stack ``UPDATE_IN_PROGRESS`` for good when its update
 fails on "Maximum number of threads reached", as at 100 servers here), ends Heat's
