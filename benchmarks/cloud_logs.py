@@ -218,9 +218,12 @@ class WindowLogs:
         """The slowest of the window's ``method path`` requests to ``service`` (0 if
         none): Neutron logs no request ids, so its calls are not matched to a chain
         and each stands for the slowest of its kind."""
+        return max((hit.seconds for hit in self.hits(service, method, path)), default=0.0)
+
+    def hits(self, service: str, method: str, path: str) -> list[Access]:
+        """The window's ``method path`` requests to ``service`` (``path``: a pattern)."""
         pattern = re.compile(path)
-        return max((hit.seconds for hit in self.access.get(service, [])
-                    if hit.method == method and pattern.match(hit.path)), default=0.0)
+        return [hit for hit in self.access.get(service, []) if hit.method == method and pattern.match(hit.path)]
 
 
 # -- critical paths ----------------------------------------------------------------------------
@@ -282,13 +285,17 @@ class Timeline:
     reactions: list[float]  # per chain: from ACTIVE and available to the attachment's POST
 
     def line(self) -> str:
-        median = statistics.median(self.reactions)
         return (f"first request at {self.first_request:.1f} s; the last chain to end: POST /servers at "
                 f"{self.boot:.1f}, ACTIVE at {self.active:.1f}, volume and server ready at {self.ready:.1f}, "
                 f"attachment POST at {self.attach:.1f}, in-use at {self.in_use:.1f}; the run ended "
                 f"{self.ended - self.in_use:.1f} s later, at {self.ended:.1f}.  From ready to the attachment's "
-                f"POST: median {median:.2f} s, longest {max(self.reactions):.2f} s over "
-                f"{len(self.reactions)} chains")
+                f"POST: {_spread(self.reactions)}")
+
+
+def _spread(seconds: list[float]) -> str:
+    """Per-chain waits, summed up."""
+    return (f"median {statistics.median(seconds):.2f} s, longest {max(seconds):.2f} s over "
+            f"{len(seconds)} chains")
 
 
 def create_timeline(logs: WindowLogs, servers: set[str], began: float, ended: float) -> Timeline | None:
@@ -332,10 +339,8 @@ def update_timeline(logs: WindowLogs, servers: set[str], began: float, ended: fl
              for request in logs.service.matching(method, _path_to(server, "/metadata"))]
     if not calls:
         return None
-    auths = [hit for hit in logs.access.get("keystone", [])
-             if is_password_auth(hit) and hit.began is not None and agent in hit.agent]
-    auth = ((auths[0].began - began, auths[0].began + auths[0].seconds - began)
-            if auths and auths[0].began is not None else None)
+    auth = next(((hit.began - began, hit.began + hit.seconds - began) for hit in logs.access.get("keystone", [])
+                 if is_password_auth(hit) and hit.began is not None and agent in hit.agent), None)
     return UpdateTimeline(auth, min(call.start for call in calls) - began,
                           max(call.end for call in calls) - began, ended - began)
 
@@ -387,12 +392,10 @@ class DeleteTimeline:
     reactions: list[float]  # per chain: from detached to the server's DELETE
 
     def line(self) -> str:
-        median = statistics.median(self.reactions)
         return (f"first request at {self.first_request:.1f} s; the server gone last: detach at {self.detach:.1f}, "
                 f"detached at {self.detached:.1f}, DELETE at {self.delete:.1f}, gone at {self.gone:.1f}; the last "
                 f"port DELETE at {self.last_port:.1f}, the network's answered at {self.network:.1f}; the run ended "
-                f"at {self.ended:.1f}.  From detached to the server's DELETE: median {median:.2f} s, longest "
-                f"{max(self.reactions):.2f} s over {len(self.reactions)} chains")
+                f"at {self.ended:.1f}.  From detached to the server's DELETE: {_spread(self.reactions)}")
 
 
 def delete_timeline(logs: WindowLogs, servers: set[str], began: float, ended: float) -> DeleteTimeline | None:
@@ -406,12 +409,10 @@ def delete_timeline(logs: WindowLogs, servers: set[str], began: float, ended: fl
             asked, removed = detaches[0], deletes[0]
             chains.append((removed.start + service.work(removed), asked.start,
                            asked.start + service.work(asked), removed.start))
-    neutron = logs.access.get("neutron", [])
-    ports = [hit.began for hit in neutron
-             if hit.method == "DELETE" and hit.began is not None and re.match(rf"^(/v2\.0)?/ports/{UUID}$", hit.path)]
-    networks = [hit.began + hit.seconds for hit in neutron
-                if hit.method == "DELETE" and hit.began is not None
-                and re.match(rf"^(/v2\.0)?/networks/{UUID}$", hit.path)]
+    ports = [hit.began for hit in logs.hits("neutron", "DELETE", rf"^(/v2\.0)?/ports/{UUID}$")
+             if hit.began is not None]
+    networks = [hit.began + hit.seconds for hit in logs.hits("neutron", "DELETE", rf"^(/v2\.0)?/networks/{UUID}$")
+                if hit.began is not None]
     if not chains or not ports or not networks or not service.requests:
         return None
     gone, detach, detached, delete = max(chains)

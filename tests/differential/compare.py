@@ -588,7 +588,7 @@ def _removed_names_path(case: dict[str, Any], hotplay: list[dict[str, Any]], hea
     # removed (it numbers the members from 0 again), and its update keeps them
     # removed: hotplay's check mode lists what the update does, which must be what
     # Heat's update did to the group's members.
-    group, member = path.split("/", 1) if "/" in path else (path, "")
+    group, member = path.partition("/")[::2]
     if not member or "/" in member:
         return False
     steps = (case["template"], case["update"]["template"])
@@ -608,7 +608,7 @@ def _nested_unknown_path(case: dict[str, Any], hotplay: list[dict[str, Any]], he
     # The nested resources of a provider (or nested stack) whose properties read a
     # resource the update changes: what they get is known only after apply, and
     # hotplay's check mode does not list them; Heat lists them unchanged.
-    top, rest = path.split("/", 1) if "/" in path else (path, "")
+    top, rest = path.partition("/")[::2]
     resources = case["update"]["template"].get("resources") or {}
     return (pair == ("", "unchanged") and bool(rest) and top in hotplay[1]["preview"]["updated"]
             and top in heat[1]["preview"]["updated"] and bool(_reads(resources.get(top))))
