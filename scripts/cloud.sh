@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The throwaway OpenStack cloud of the real-cloud tests (tests/cloud/cloud.py).
 #
-#   scripts/cloud.sh deps      Debian's MariaDB and RabbitMQ (apt-get, as root), the
-#                              services' venv (.build/cloud-venv) and the openstack.cloud
-#                              collection (from the `ansible` package on PyPI)
+#   scripts/cloud.sh packages  Debian's MariaDB and RabbitMQ (apt-get, as root)
+#   scripts/cloud.sh deps      those packages, the services' venv (.build/cloud-venv) and
+#                              the openstack.cloud collection (from the `ansible` package
+#                              on PyPI)
 #   scripts/cloud.sh start     start the cloud in .build/cloud; writes .build/cloud/clouds.yaml
+#   scripts/cloud.sh up        deps, then a fresh cloud started (what was there is removed):
+#                              `make test` runs this in the background while the engine's
+#                              tests run, and stops the cloud at its end
 #   scripts/cloud.sh stop      stop it: nothing of it is left running
 #   scripts/cloud.sh status    what runs, and its memory
 #   scripts/cloud.sh test      deps, start, the tests marked openstack_cloud, stop
@@ -69,9 +73,11 @@ openstack_collection() {
   echo "cloud: extracting openstack.cloud from $ansible_package" >&2
   local download=$root/.build/download
   mkdir -p "$download"
-  quiet_pip "$root/.venv/bin/pip" download -q --no-deps -d "$download" "$ansible_package"
+  # The services' venv's pip and Python: this runs before the project's venv exists
+  # when `make test` starts the cloud in the background.
+  quiet_pip "$venv/bin/pip" download -q --no-deps -d "$download" "$ansible_package"
   rm -rf "$collections" && mkdir -p "$collections"
-  "$root/.venv/bin/python" - "$download" "$collections" << 'PY'
+  "$venv/bin/python" - "$download" "$collections" << 'PY'
 import pathlib, sys, zipfile
 wheel = next(pathlib.Path(sys.argv[1]).glob("ansible-*.whl"))
 with zipfile.ZipFile(wheel) as archive:
@@ -81,8 +87,16 @@ with zipfile.ZipFile(wheel) as archive:
 PY
 }
 
+fresh_start() {
+  "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
+  rm -rf "$dir"
+  "$venv/bin/python" tests/cloud/cloud.py start "$dir"
+}
+
 case "${1:-}" in
+  packages) system_packages ;;
   deps) system_packages && services_venv && openstack_collection ;;
+  up) "$0" deps && fresh_start ;;
   start) exec "$venv/bin/python" tests/cloud/cloud.py start "$dir" ;;
   stop) exec "$venv/bin/python" tests/cloud/cloud.py stop "$dir" ;;
   status) exec "$venv/bin/python" tests/cloud/cloud.py status "$dir" ;;
@@ -90,15 +104,13 @@ case "${1:-}" in
     OS_CLIENT_CONFIG_FILE=$dir/clouds.yaml OS_CLOUD=hotplay exec "$venv/bin/openstack" "$@" ;;
   test | bench)
     "$0" deps
-    "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
-    rm -rf "$dir"
     trap '"$venv/bin/python" tests/cloud/cloud.py stop "$dir"' EXIT
-    "$venv/bin/python" tests/cloud/cloud.py start "$dir"
+    fresh_start
     export HOTPLAY_CLOUD_DIR=$dir HOTPLAY_OPENSTACK_COLLECTIONS=$collections
     if [[ $1 == test ]]; then
       bash scripts/test.sh cloud
     else
       .venv/bin/python benchmarks/bench_cloud.py "${@:2}"
     fi ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac

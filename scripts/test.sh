@@ -14,14 +14,23 @@ export PYTHONPATH="$root/.build/collections${PYTHONPATH:+:$PYTHONPATH}"
 export HOTPLAY_REPO="$root"
 export PATH="$root/.venv/bin:$PATH"
 
+# HOTPLAY_RESULTS (scripts/test_all.sh sets it): each phase's JUnit file goes there,
+# for the summary at the end of `make test`.
+junit=()
+[[ -z ${HOTPLAY_RESULTS:-} ]] || junit=("--junitxml=$HOTPLAY_RESULTS/$what.xml")
+
 case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
   all) paths=(tests/unit tests/integration tests/differential) ;;
   # One worker: one real Heat engine for the session (tests/heat/conftest.py).
-  heat) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 tests/heat ;;
-  # One worker: the tests share the one cloud, and its two cores run every service.
-  cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 tests/cloud ;;
+  heat) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 "${junit[@]}" tests/heat ;;
+  # Two workers (CLOUD_WORKERS): a test spends half its time waiting on the cloud's
+  # services, which share the machine's two cores; the tests that read the whole
+  # cloud run alone, and those of the real Heat engine in one worker
+  # (tests/cloud/conftest.py).
+  cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n "${CLOUD_WORKERS:-2}" \
+           --dist loadgroup "${junit[@]}" tests/cloud ;;
   differential) exec .venv/bin/python tests/differential/run.py \
                   --cases "${HOTPLAY_DIFFERENTIAL_CASES:-2000}" "${@:2}" ;;
   bench) .venv/bin/python benchmarks/bench.py "${@:2}"
@@ -35,4 +44,4 @@ esac
 # (tests/integration/conftest.py); with tests/leak_check.py, so does a resource the
 # test leaked (a ResourceWarning: an unclosed file, pipe, socket or connection).
 PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -p leak_check \
-  -n "${PYTEST_WORKERS:-2}" "${paths[@]}"
+  -n "${PYTEST_WORKERS:-2}" "${junit[@]}" "${paths[@]}"

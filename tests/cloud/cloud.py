@@ -490,6 +490,12 @@ def seed(cloud: Cloud) -> None:
     user = conn.identity.find_user("demo") or conn.identity.create_user(
         name="demo", password=DEMO_PASSWORD, domain_id="default")
     conn.identity.assign_project_role_to_user(project, user, conn.identity.find_role("member"))
+    # The tests run side by side in the demo project: its quotas must not make one
+    # test's servers or volumes fail because another's exist at the time.
+    conn.set_compute_quotas(project.id, instances=-1, cores=-1, ram=-1)
+    conn.set_volume_quotas(project.id, volumes=-1, gigabytes=-1, snapshots=-1)
+    conn.set_network_quotas(project.id, network=-1, subnet=-1, port=-1, router=-1,
+                            floatingip=-1, security_group=-1, security_group_rule=-1)
     wait_until("the compute host in Nova",
                lambda: list(conn.compute.hypervisors()), timeout=120, every=1)
 

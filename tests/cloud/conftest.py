@@ -3,14 +3,23 @@
 """The real-cloud tests: real ansible-playbook, the installed collection and the real
 openstack.cloud collection against the throwaway cloud of tests/cloud/cloud.py.
 
-`scripts/cloud.sh test` (which `make test` runs) starts the cloud, sets
-HOTPLAY_CLOUD_DIR and HOTPLAY_OPENSTACK_COLLECTIONS, runs these tests and stops it."""
+`scripts/cloud.sh test` (and `make test`) starts the cloud, sets HOTPLAY_CLOUD_DIR and
+HOTPLAY_OPENSTACK_COLLECTIONS, runs these tests and stops it.
+
+The tests run side by side (pytest-xdist, scripts/test.sh): each makes its things under
+names of its own.  A test that reads what the whole cloud holds or logs (an access
+log's calls since a mark, every floating IP, the project's networks) is marked
+``cloud_alone``: it runs with no other test beside it (``cloud_share``).  The tests that
+use the real Heat engine on the cloud run in one worker (``xdist_group("heat")``), so
+one Heat is started for them."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +36,42 @@ integration = integration_harness.load()
 
 store_url = integration.store_url
 run_tasks = integration.run_tasks
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cloud_alone: reads what the whole cloud holds or logs: "
+                            "runs with no other test beside it")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "heat_on_the_cloud" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("heat"))
+
+
+@contextlib.contextmanager
+def cloud_share(alone: bool) -> Iterator[None]:
+    """A test's share of the cloud across the xdist workers: every test holds the lock
+    file shared, a ``cloud_alone`` test holds it alone.  A test waiting to be alone
+    holds the gate, so no test starts beside it meanwhile (it waits for those running)."""
+    directory = Path(os.environ.get("HOTPLAY_CLOUD_DIR") or ".")
+    with open(directory / "tests.gate", "a") as gate, open(directory / "tests.lock", "a") as lock:
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_SH)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        yield  # closing the files lets go of both
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    """The whole of a test (set-up, the session fixtures it starts, tear-down) under
+    its share of the cloud."""
+    with cloud_share(item.get_closest_marker("cloud_alone") is not None):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -358,6 +358,7 @@ def test_a_volume_changed_behind_the_stack_is_drift_and_converge_puts_it_back(
     assert (volume.name, volume.description) == (f"{name}-mine", "first")
 
 
+@pytest.mark.cloud_alone  # reads Cinder's access log
 def test_check_mode_writes_nothing_to_cinder(stacks: Any, member: Any) -> None:
     """Previews of a create and of an extend: Cinder sees reads only."""
     access = Path(os.environ["HOTPLAY_CLOUD_DIR"]) / "log" / "cinder.access"
@@ -669,6 +670,7 @@ def cinder_requests(since: int) -> list[str]:
         return log.read().decode().splitlines()
 
 
+@pytest.mark.cloud_alone  # reads Cinder's access log
 def test_the_waits_of_many_volumes_share_their_polls(stacks: Any) -> None:
     """Six volumes (a group: nested stacks, the run's one session) made and deleted:
     their waits for ``available`` and for their deletion are list calls of the

@@ -229,6 +229,7 @@ def test_two_stacks_with_the_same_network_name_keep_their_own(stacks: Any, membe
     assert len(list(member.network.subnets(network_id=two["outputs"]["net_id"]))) == 1
 
 
+@pytest.mark.cloud_alone  # reads Neutron's access log and the member's networks
 def test_check_mode_writes_nothing_to_the_cloud(stacks: Any, member: Any) -> None:
     """A preview of a create and of an update: Neutron sees reads only (the
     constraints' lookups), and the member's networks are as they were.  The cloud
@@ -264,6 +265,7 @@ def test_a_bad_network_fails_validation_with_heats_message(stacks: Any, member: 
     assert not [n for n in member.network.networks() if n.name.startswith(name)]
 
 
+@pytest.mark.cloud_alone  # reads Keystone's access log
 def test_one_password_authentication_per_run(stacks: Any, member: Any) -> None:
     """Eleven resources, nested stacks among them, made and deleted: each run
     authenticates once (POST /v3/auth/tokens in Keystone's log), however many

@@ -717,6 +717,7 @@ def eventually(condition: Callable[[], bool], seconds: float = 60) -> bool:
     return True
 
 
+@pytest.mark.cloud_alone  # the project's networks decide Nova's answer
 def test_a_server_naming_no_network_and_its_external_id_beside_heat(
         member_heat: Any, stacks: Any, member: Any) -> None:
     from test_side_by_side_heat import HeatSide

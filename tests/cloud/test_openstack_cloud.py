@@ -182,6 +182,7 @@ def test_a_stack_of_every_mapped_type_is_made_for_real(stack, conn: Any) -> None
     assert volume.status == "in-use" and volume.attachments[0]["server_id"] == server.id
 
 
+@pytest.mark.cloud_alone  # reads every floating IP of the external network
 def test_updates_in_place_change_the_real_things_and_keep_their_ids(stack, conn: Any) -> None:
     task, run = stack[1:]
     before = run(task("created"))["created"]["outputs"]
