@@ -45,12 +45,13 @@ phase() {
   return "$status"
 }
 
-# background NAME COMMAND...: the same, in the background, its output in NAME.log.
+# background NAME COMMAND...: the same, in the background, its output in NAME.log;
+# its process id in $started (not echoed: a job started in $(...) is not this shell's).
 background() {
   local name=$1
   shift
   phase "$name" "$@" > "$results/$name.log" 2>&1 &
-  echo $!
+  started=$!
 }
 
 # join NAME PID: waits for a background phase; on failure shows its log's end.
@@ -68,8 +69,10 @@ stop_cloud() { bash scripts/cloud.sh stop > /dev/null 2>&1 || true; }
 trap stop_cloud EXIT
 
 phase packages bash -c 'bash scripts/test_deps.sh && bash scripts/cloud.sh packages' || failed=1
-heat_peer=$(background heat-peer bash scripts/heat_peer.sh install)
-cloud_up=$(background cloud-up bash scripts/cloud.sh up)
+background heat-peer bash scripts/heat_peer.sh install
+heat_peer=$started
+background cloud-up bash scripts/cloud.sh up
+cloud_up=$started
 phase install make --no-print-directory install || failed=1
 
 join heat-peer "$heat_peer" || failed=1
