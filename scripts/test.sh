@@ -43,5 +43,7 @@ esac
 # test, and so does anything an Ansible worker writes behind Ansible's back
 # (tests/integration/conftest.py); with tests/leak_check.py, so does a resource the
 # test leaked (a ResourceWarning: an unclosed file, pipe, socket or connection).
-PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -p leak_check \
-  -n "${PYTEST_WORKERS:-2}" "${junit[@]}" "${paths[@]}"
+# Each worker takes the next test as it finishes one, the slow ones first, a module
+# marked xdist_group whole (tests/xdist_order.py).
+PYTHONDEVMODE=1 exec .venv/bin/python -X dev -m pytest -q -rs -p leak_check -p xdist_order \
+  -n "${PYTEST_WORKERS:-2}" --dist loadgroup "${junit[@]}" "${paths[@]}"

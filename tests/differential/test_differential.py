@@ -35,6 +35,9 @@ if not os.environ.get("HOTPLAY_HEAT_ENDPOINT") and (peer_folder() is None or pee
     pytest.skip("the Heat peer is not there: put the team's shared/ folder beside the clone (or set "
                 "HOTPLAY_HEAT_PEER) and run make heat-peer", allow_module_level=True)
 
+# One worker for the module: its module-scoped fixture starts once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("differential")
+
 
 @pytest.fixture(scope="module")
 def endpoint():

@@ -79,6 +79,7 @@ def endpoint():
         peer.stop()
 
 
+@pytest.mark.slow
 def test_another_provider_template_updates_in_place_as_heat_does(endpoint) -> None:
     outcomes = run_cases(CASES, endpoint, playbook_every=2)
     assert [o["verdict"] for o in outcomes] == ["same"] * len(outcomes), [

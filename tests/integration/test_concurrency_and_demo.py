@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 import yaml
 
 from conftest import BIN, INSTALLED, run_playbook, store_rows, write_template
@@ -42,6 +44,7 @@ def _play(tmp_path: Path, name: str, template: Path, store_url: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_second_apply_of_a_running_stack_is_refused_naming_the_holder(tmp_path, store_url):
     template = write_template(tmp_path, "slow.yaml", SLOW)
     first = subprocess.Popen(

@@ -17,6 +17,7 @@ import pytest
 from crash_campaign import CI_OPERATIONS, run_campaign
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operation", CI_OPERATIONS)
 def test_killed_runs_leave_a_store_that_resumes_with_nothing_untracked(operation, tmp_path):
     trials = int(os.environ.get("HOTPLAY_CRASH_TRIALS", "2"))

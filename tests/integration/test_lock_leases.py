@@ -159,6 +159,7 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_job_killed_on_another_host_loses_its_lock_when_its_lease_runs_out(folder):
     store = f"sqlite:///{folder / 'store.db'}"  # the default lease: 30 s
 
@@ -186,6 +187,7 @@ def test_a_job_killed_on_another_host_loses_its_lock_when_its_lease_runs_out(fol
                     r"on another host or in another PID namespace, out of this run's reach$", note), note
 
 
+@pytest.mark.slow
 def test_a_live_job_in_another_pid_namespace_with_the_same_hostname_keeps_its_lock(folder):
     store = f"sqlite:///{folder / 'store.db'}?lock_lease=2&lock_renew=0.5"
     holder = Job(folder, "holder", store, "a", wait=20, own_pids=True)
@@ -305,6 +307,7 @@ MADE_ROWS = ("SELECT r.action, r.status, r.physical_id, r.retired_in FROM resour
              " JOIN stacks s ON s.id = r.stack_id WHERE s.name = 'web' ORDER BY r.retired_in")
 
 
+@pytest.mark.slow
 def test_what_a_frozen_job_was_making_when_taken_over_is_kept_and_deleted(folder):
     library = folder / "library"
     library.mkdir()
@@ -456,6 +459,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_a_job_stopped_inside_a_sqlite_write_is_named_not_a_raw_database_is_locked(folder):
     """A job frozen inside a write keeps SQLite's lock on the whole store file, which
     no lease takes over: the store still opens and is read (the operator can look),
@@ -566,6 +570,7 @@ def _pg_rows(url: str, sql: str, args: tuple = ()) -> list[tuple]:
         return cursor.fetchall() if cursor.description else []
 
 
+@pytest.mark.slow
 def test_postgres_a_job_whose_session_ends_keeps_its_lock(folder, pg_url, pg_server):
     admin = pg_server["DATABASE_URL"]
     database = pg_url.rsplit("/", 1)[1]

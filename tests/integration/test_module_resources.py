@@ -106,6 +106,7 @@ def files(tmp_path: Path) -> dict[str, Any]:
             "page_template": str(page)}
 
 
+@pytest.mark.slow
 def test_create_update_in_place_replace_and_delete_real_files(run_tasks, files):
     root: Path = files["root"]
     given = {"root": str(root), "page_template": files["page_template"]}
@@ -253,6 +254,7 @@ def test_a_module_without_check_mode_is_previewed_as_unknown(run_tasks, tmp_path
     assert (tmp_path / "stamp").read_text() == "one\n"
 
 
+@pytest.mark.slow
 def test_drift_after_a_manual_change_then_mark_unhealthy_and_the_next_apply_replaces(
         run_tasks, files, store_url):
     root: Path = files["root"]
@@ -345,6 +347,7 @@ def test_a_module_that_is_not_installed_fails_the_task_and_writes_nothing(run_ta
     assert store_rows(store_url, "SELECT count(*) FROM stacks") == [(0,)]
 
 
+@pytest.mark.slow
 def test_twenty_module_resources_on_one_host_run_side_by_side_and_leave_no_temporary_files(
         run_tasks, tmp_path):
     from concurrency_checks import concurrent_files_template, expected_content, most_at_once

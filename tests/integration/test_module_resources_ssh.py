@@ -25,6 +25,9 @@ from ssh_hosts import SshHosts, start_hosts
 
 CASE = "module-resources"  # this test's directory under each host's /srv
 
+# One worker for the module: its module-scoped fixture starts once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("module-resources-ssh")
+
 
 @pytest.fixture(scope="module")
 def ssh_hosts() -> Iterator[SshHosts]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 from typing import Any
 
 import yaml
@@ -192,6 +194,7 @@ def test_heat_types_become_openstack_cloud_calls(tmp_path):
                                 "net_status": "ACTIVE"}
 
 
+@pytest.mark.slow
 def test_update_in_place_replace_and_delete(tmp_path):
     apply(tmp_path)
     first = next(iter(cloud(tmp_path)["server"]))

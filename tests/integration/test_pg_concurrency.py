@@ -14,6 +14,8 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
 from typing import Any
 
 import psycopg
@@ -136,6 +138,7 @@ def _runs_of(url: str, stack: str) -> list[tuple[int, int, list[tuple]]]:
     return runs
 
 
+@pytest.mark.slow
 def test_applies_of_one_stack_take_turns_and_of_different_stacks_overlap(tmp_path, pg_url):
     write_template(tmp_path, "work.yaml", TEMPLATE)
     waiting = []

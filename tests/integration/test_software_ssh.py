@@ -31,6 +31,9 @@ from ssh_hosts import SshHosts, start_hosts, wait_for
 SOFTWARE = EXAMPLES / "software" / "app_software.yaml"
 PAUSE_SECONDS = 4  # the cut host's upgrade script sleeps this long; the cut lands inside it
 
+# One worker for the module: its module-scoped fixture starts once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("software-ssh")
+
 
 @pytest.fixture(scope="module")
 def ssh_hosts() -> Iterator[SshHosts]:

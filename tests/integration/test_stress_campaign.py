@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 from ssh_hosts import start_hosts
 from stress_campaign import run_campaign, summary
@@ -21,6 +23,7 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
 from pg_backends import pg_server, pg_url  # noqa: E402,F401 pylint: disable=unused-import,wrong-import-position
 
 
+@pytest.mark.slow(300)
 def test_module_resources_under_load_fail_nothing_warn_nothing_lose_nothing(
         tmp_path: Path, pg_url: str) -> None:
     runs = int(os.environ.get("HOTPLAY_STRESS_RUNS", "3"))

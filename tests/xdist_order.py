@@ -1,0 +1,28 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The order the tests are handed to pytest-xdist's workers in: a pytest plugin that
+scripts/test.sh loads (``-p xdist_order``; a plugin, not a conftest.py, whose module name
+the test folders' own conftest.py files would share).
+
+scripts/test.sh runs the tests with ``--dist loadgroup``: each worker takes the next test
+as it finishes one (a module marked ``xdist_group`` goes to one worker whole, so that
+its costly module fixture, SSH hosts or a Heat engine, starts once).  The tests marked
+``slow`` (a minute or so each on these machines; ``slow(SECONDS)`` for a longer one) are
+handed out first, the longest first: started last, one of them kept a worker busy for
+minutes after the other had run out of tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def expected_seconds(item: pytest.Item) -> float:
+    """What a slow test's marker says it takes (a minute when it does not say), 0 for the rest."""
+    slow = item.get_closest_marker("slow")
+    if slow is None:
+        return 0
+    return float(slow.args[0]) if slow.args else 60
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=expected_seconds, reverse=True)  # stable: the rest keep their order
