@@ -20,6 +20,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# shellcheck source=scripts/venv_cache.sh
+source scripts/venv_cache.sh
+# A link to the venv kept between clones (scripts/venv_cache.sh).
 venv=$root/.build/cloud-venv
 dir=${HOTPLAY_CLOUD_DIR:-$root/.build/cloud}
 collections=$root/.build/openstack-collections
@@ -51,21 +54,25 @@ system_packages() {
 }
 
 services_venv() {
-  local marker=$venv/.installed
-  if [[ -f $marker && $marker -nt tests/cloud/constraints.txt && $marker -nt tests/cloud/requirements.txt ]]; then
-    return 0
-  fi
-  local python
+  local python inputs cached
   python=$(bash scripts/find_python.sh)
-  echo "cloud: installing the OpenStack services into $venv" >&2
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  quiet_pip "$venv/bin/pip" install -q --upgrade pip
+  # What the venv is built from: its requirements, the ML2 driver's source, the Python.
+  inputs="$(cat tests/cloud/requirements.txt tests/cloud/constraints.txt)
+$(find tests/cloud/bind_all -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 cat)
+$("$python" --version)"
+  cached=$(cached_venv_path cloud-venv "$inputs")
+  with_cached_venv "$venv" "$cached" build_services_venv "$python" "$cached"
+}
+
+build_services_venv() {
+  local python=$1 target=$2
+  echo "cloud: installing the OpenStack services into $target" >&2
+  "$python" -m venv "$target"
+  quiet_pip "$target/bin/pip" install -q --upgrade pip
   # Built from a copy: a setuptools build writes into the directory it builds.
   rm -rf "$root/.build/cloud-bind-all" && cp -r tests/cloud/bind_all "$root/.build/cloud-bind-all"
-  quiet_pip "$venv/bin/pip" install -q -c tests/cloud/constraints.txt -r tests/cloud/requirements.txt \
+  quiet_pip "$target/bin/pip" install -q -c tests/cloud/constraints.txt -r tests/cloud/requirements.txt \
     "$root/.build/cloud-bind-all"
-  touch "$marker"
 }
 
 openstack_collection() {
