@@ -13,9 +13,9 @@ file per test phase.  Exits non-zero when a phase failed or a test phase has no 
 from __future__ import annotations
 
 import sys
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 # The test phases and the JUnit file scripts/test.sh writes for each.
 JUNIT_FILES = {"engine": "all.xml", "heat": "heat.xml", "cloud": "cloud.xml"}

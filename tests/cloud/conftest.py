@@ -10,8 +10,8 @@ The tests run side by side (pytest-xdist, scripts/test.sh): each makes its thing
 names of its own.  A test that reads what the whole cloud holds or logs (an access
 log's calls since a mark, every floating IP, the project's networks) is marked
 ``cloud_alone``: it runs with no other test beside it (``cloud_share``).  The tests that
-use the real Heat engine on the cloud run in one worker (``xdist_group("heat")``), so
-one Heat is started for them."""
+use what there is one of (the real Heat engine on the cloud, a web server on port 80)
+run in one worker (``ONE_OF_A_KIND``), so one Heat is started for them."""
 
 from __future__ import annotations
 
@@ -43,10 +43,18 @@ def pytest_configure(config: pytest.Config) -> None:
                             "runs with no other test beside it")
 
 
+# What there is one of for the whole run: the tests that use one run in one worker.
+ONE_OF_A_KIND = ("heat_on_the_cloud",  # the real Heat engine (its service user, its endpoint)
+                 "served")  # the web server on port 80 (tests/cloud/test_native_cinder.py)
+
+
+# Before xdist's own hook (registered later, so called earlier otherwise), which reads
+# the groups into the tests' ids.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "heat_on_the_cloud" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("heat"))
+        if set(ONE_OF_A_KIND) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("one-of-a-kind"))
 
 
 @contextlib.contextmanager
