@@ -25,11 +25,11 @@ case "$what" in
   all) paths=(tests/unit tests/integration tests/differential) ;;
   # One worker: one real Heat engine for the session (tests/heat/conftest.py).
   heat) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 "${junit[@]}" tests/heat ;;
-  # Two workers (CLOUD_WORKERS): a test spends half its time waiting on the cloud's
-  # services, which share the machine's two cores; the tests that read the whole
-  # cloud run alone, and those of the real Heat engine in one worker
-  # (tests/cloud/conftest.py).
-  cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n "${CLOUD_WORKERS:-2}" \
+  # One process by default (CLOUD_WORKERS=0).  CLOUD_WORKERS=2 runs the tests side by
+  # side (the whole-cloud readers alone, tests/cloud/conftest.py), but the grouping of the
+  # tests that use the Heat engine on the cloud into one worker did not hold in CI's
+  # trial: two workers each started a Heat and raced on its Keystone domain.
+  cloud) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n "${CLOUD_WORKERS:-0}" \
            --dist loadgroup "${junit[@]}" tests/cloud ;;
   differential) exec .venv/bin/python tests/differential/run.py \
                   --cases "${HOTPLAY_DIFFERENTIAL_CASES:-2000}" "${@:2}" ;;
