@@ -41,11 +41,11 @@ case "${1:-}" in
     # install script and pinned requirements; .build/heatvenv links to it.
     inputs="$(cat "$peer/install.sh" "$peer/requirements.txt" 2> /dev/null || true)
 $(${HEAT_PYTHON:-python3} --version 2>&1)"
+    cached=$(cached_venv_path heatvenv "$inputs")
     if ! command -v mariadbd > /dev/null; then
-      rm -f "$(cached_venv_path heatvenv "$inputs")/.complete"  # install.sh installs MariaDB too
+      rm -f "$cached/.complete"  # install.sh installs MariaDB too
     fi
-    with_cached_venv "$root/.build/heatvenv" "$(cached_venv_path heatvenv "$inputs")" \
-      install_peer "$(cached_venv_path heatvenv "$inputs")"
+    with_cached_venv "$root/.build/heatvenv" "$cached" install_peer "$cached"
     ;;
   *) echo "usage: $0 install" >&2; exit 2 ;;
 esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by the scripts that build the tests' large venvs (the test cloud's services,
-# the Heat engine, the sanity matrix): such a venv is kept between clones on this
+# the Heat engine): such a venv is kept between clones on this
 # machine, under a name made of a digest of what it is built from, and the clone's
 # .build/NAME is a link to it.  A change to what it is built from names another venv,
 # built anew; a venv whose build did not finish has no .complete file and is built

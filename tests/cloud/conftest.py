@@ -6,8 +6,8 @@ openstack.cloud collection against the throwaway cloud of tests/cloud/cloud.py.
 `scripts/cloud.sh test` (and `make test`) starts the cloud, sets HOTPLAY_CLOUD_DIR and
 HOTPLAY_OPENSTACK_COLLECTIONS, runs these tests and stops it.
 
-The tests run side by side (pytest-xdist, scripts/test.sh): each makes its things under
-names of its own.  A test that reads what the whole cloud holds or logs (an access
+The tests can run side by side (CLOUD_WORKERS=2, scripts/test.sh): each makes its things
+under names of its own.  A test that reads what the whole cloud holds or logs (an access
 log's calls since a mark, every floating IP, the project's networks) is marked
 ``cloud_alone``: it runs with no other test beside it (``cloud_share``).  The tests that
 use what there is one of (the real Heat engine on the cloud, a web server on port 80)
