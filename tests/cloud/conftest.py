@@ -6,7 +6,7 @@ openstack.cloud collection against the throwaway cloud of tests/cloud/cloud.py.
 `scripts/cloud.sh test` (and `make test`) starts the cloud, sets HOTPLAY_CLOUD_DIR and
 HOTPLAY_OPENSTACK_COLLECTIONS, runs these tests and stops it.
 
-The tests can run side by side (CLOUD_WORKERS=2, scripts/test.sh): each makes its things
+The tests run side by side (two workers unless CLOUD_WORKERS says, scripts/test.sh): each makes its things
 under names of its own.  A test that reads what the whole cloud holds or logs (an access
 log's calls since a mark, every floating IP, the project's networks) is marked
 ``cloud_alone``: it runs with no other test beside it (``cloud_share``).  The tests that

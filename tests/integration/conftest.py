@@ -24,6 +24,10 @@ REPO = Path(os.environ.get("HOTPLAY_REPO", Path(__file__).resolve().parents[2]))
 INSTALLED = REPO / ".build" / "installed"
 EXAMPLES = REPO / "playbooks" / "templates"
 BIN = REPO / ".venv" / "bin"
+# The harness's own action plugin (dump_registered: a playbook's results to a file),
+# for every playbook a test runs.
+HARNESS_PLUGINS = Path(__file__).resolve().parent / "harness_plugins"
+HARNESS_ENV = {"ANSIBLE_ACTION_PLUGINS": str(HARNESS_PLUGINS / "action")}
 
 
 @dataclass
@@ -52,18 +56,11 @@ def run_tasks(tmp_path: Path, store_url: str):
         for task in tasks:
             task.setdefault("ignore_errors", True)
         dump = tmp_path / f"{name}-results.json"
-        dump_task = {
-            "name": "Dump results",
-            "ansible.builtin.copy": {
-                "dest": str(dump),
-                "content": "{{ {" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "} | to_json }}",
-                "mode": "0600",
-            },
-        }
+        every = "{" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "}"
         play = [{
             "name": name, "hosts": "localhost", "gather_facts": False,
             "module_defaults": {"group/hotplay.stacks.stacks": {"store": store_url}},
-            "tasks": tasks + [dump_task],
+            "tasks": tasks + [dump_task(dump, every)],
         }]
         playbook = tmp_path / f"{name}.yml"
         playbook.write_text(yaml.safe_dump(play, sort_keys=False))
@@ -72,6 +69,13 @@ def run_tasks(tmp_path: Path, store_url: str):
         return PlaybookRun(completed.returncode, completed.stdout, results, completed.stderr)
 
     return run
+
+
+def dump_task(dest: Path, expression: str) -> dict[str, Any]:
+    """A task writing the JSON of ``expression`` (what the play registered) to ``dest``,
+    with the harness's dump_registered (HARNESS_ENV): it runs no module."""
+    return {"name": "Dump results",
+            "dump_registered": {"dest": str(dest), "content": "{{ " + expression + " | to_json }}"}}
 
 
 def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -84,9 +88,12 @@ def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -
         # Modules on localhost run with the venv's Python, not whatever discovery finds.
         "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
         "ANSIBLE_FORCE_COLOR": "0",
+        **HARNESS_ENV,
         "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
-        # Python's dev mode shows every warning and unclosed resource (scripts/test.sh).
+        # Python's dev mode shows every warning and unclosed resource (scripts/test.sh);
+        # without its allocator debug hooks, a tenth of the run's CPU.
         "PYTHONDEVMODE": "1",
+        "PYTHONMALLOC": "default",
         **(env or {}),
     }
     environment.pop("PYTHONPATH", None)  # the installed collection, not the source tree

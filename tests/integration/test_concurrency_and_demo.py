@@ -15,7 +15,7 @@ import pytest
 
 import yaml
 
-from conftest import BIN, INSTALLED, run_playbook, store_rows, write_template
+from conftest import BIN, HARNESS_ENV, INSTALLED, dump_task, run_playbook, store_rows, write_template
 
 # Long enough for the second ansible-playbook to start and reach the lock on a loaded
 # machine (its start-up alone took over 4 s at load 60, and the first had finished).
@@ -36,7 +36,7 @@ def _play(tmp_path: Path, name: str, template: Path, store_url: str) -> Path:
         "tasks": [
             {"hotplay.stacks.stack": {"name": "shared", "template": str(template), "store": store_url},
              "register": "result", "ignore_errors": True},
-            {"ansible.builtin.copy": {"dest": str(dump), "content": "{{ result | to_json }}", "mode": "0600"}},
+            dump_task(dump, "result"),
         ],
     }]
     path = tmp_path / f"{name}.yml"
@@ -51,7 +51,7 @@ def test_second_apply_of_a_running_stack_is_refused_naming_the_holder(tmp_path, 
         [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
          str(_play(tmp_path, "first", template, store_url))],
         cwd=tmp_path, env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
-                           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")},
+                           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), **HARNESS_ENV},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -14,16 +14,25 @@ import time
 
 import pytest
 
-from crash_campaign import CI_OPERATIONS, run_campaign
+from crash_campaign import CI_OPERATIONS, Campaign, run_campaign
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Campaign:
+    """How long each operation takes unkilled, measured once per worker for every
+    operation's trials (where their kills land is drawn from these figures)."""
+    campaign = Campaign(tmp_path_factory.mktemp("calibration"), report=lambda _line: None)
+    campaign.calibrate(CI_OPERATIONS)
+    return campaign
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("operation", CI_OPERATIONS)
-def test_killed_runs_leave_a_store_that_resumes_with_nothing_untracked(operation, tmp_path):
+def test_killed_runs_leave_a_store_that_resumes_with_nothing_untracked(operation, tmp_path, calibrated):
     trials = int(os.environ.get("HOTPLAY_CRASH_TRIALS", "2"))
     seed = int(os.environ.get("HOTPLAY_CRASH_SEED", str(int(time.time()) % 100000)))
     lines: list[str] = []
-    results = run_campaign(trials, (operation,), seed, tmp_path, lines.append)
+    results = run_campaign(trials, (operation,), seed, tmp_path, lines.append, calibrated=calibrated)
     assert len(results) == trials
     failed = [t for t in results if t.problems]
     assert not failed, "\n".join(lines) + f"\nreplay: python tests/integration/crash_campaign.py --only {operation}:SEED"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import BIN, INSTALLED, store_rows, write_template
+from conftest import BIN, HARNESS_ENV, INSTALLED, dump_task, store_rows, write_template
 from processes import kill_tree
 
 CHAIN = """\
@@ -165,12 +165,12 @@ def test_wait_for_hooks_cleared_by_another_ansible_playbook(run_tasks, tmp_path,
         {"hotplay.stacks.stack": {"name": "hooked", "template": template, "store": store_url,
                                   "breakpoints": [{"resource": "b", "hook": ["pre-create"]}],
                                   "wait_for_hooks": 120}, "register": "waited"},
-        {"ansible.builtin.copy": {"dest": str(dump), "content": "{{ waited | to_json }}", "mode": "0600"}},
+        dump_task(dump, "waited"),
     ]}]
     playbook = tmp_path / "waiting.yml"
     playbook.write_text(yaml.safe_dump(play))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
-           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")}
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), **HARNESS_ENV}
     env.pop("PYTHONPATH", None)
     waiting = subprocess.Popen([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                                 str(playbook)], env=env, stdout=subprocess.PIPE,

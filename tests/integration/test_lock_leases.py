@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import BIN, INSTALLED, REPO, write_template
+from conftest import BIN, HARNESS_ENV, INSTALLED, REPO, dump_task, write_template
 from processes import descendants, kill_tree, wait_until
 
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "plugin_utils"))
@@ -86,8 +86,7 @@ class Job:
                  "name": "web", "template": str(folder / "web.yaml"), "store": store,
                  "lock_timeout": lock_timeout,
                  "parameters": {"dir": str(folder / "files"), "version": version, "wait": wait}}},
-            {"ansible.builtin.copy": {"dest": str(self.dump), "content": "{{ applied | to_json }}",
-                                      "mode": "0600"}}]}]
+            dump_task(self.dump, "applied")]}]
         playbook = folder / f"{name}.yml"
         playbook.write_text(yaml.safe_dump(play, sort_keys=False))
         command = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
@@ -124,7 +123,7 @@ def _environment() -> dict[str, str]:
     environment = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
                    "ANSIBLE_LOCALHOST_WARNING": "false", "ANSIBLE_NOCOLOR": "1",
                    "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
-                   "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+                   "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **HARNESS_ENV}
     environment.pop("PYTHONPATH", None)
     return environment
 
@@ -477,8 +476,7 @@ def test_a_job_stopped_inside_a_sqlite_write_is_named_not_a_raw_database_is_lock
                               input=yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
                                   {"hotplay.stacks.stack_lock": {"name": "web", "store": store},
                                    "register": "lock"},
-                                  {"ansible.builtin.copy": {"dest": str(looked), "mode": "0600",
-                                                            "content": "{{ lock | to_json }}"}}]}]),
+                                  dump_task(looked, "lock")]}]),
                               cwd=folder, env=_environment(), capture_output=True, text=True, timeout=120,
                               check=False)
         assert done.returncode == 0, done.stdout
@@ -522,10 +520,8 @@ def test_stack_lock_shows_the_holder_and_breaks_the_lock_with_an_event(folder):
                                       "parameters": {"dir": str(folder / "files"), "version": "b"}}},
             {"name": "Events", "register": "info",
              "hotplay.stacks.stack_info": {"name": "web", "store": store}},
-            {"ansible.builtin.copy": {
-                "dest": str(dump), "mode": "0600",
-                "content": "{{ {'query': query, 'unreasoned': unreasoned, 'broken': broken, "
-                           "'again': again, 'applied': applied, 'info': info} | to_json }}"}}]}]))
+            dump_task(dump, "{'query': query, 'unreasoned': unreasoned, 'broken': broken, "
+                            "'again': again, 'applied': applied, 'info': info}")]}]))
         done = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                                str(operator)], cwd=folder, env=_environment(), capture_output=True,
                               text=True, timeout=300, check=False)

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 import yaml
 
-from conftest import BIN, INSTALLED, REPO, write_template
+from conftest import BIN, HARNESS_ENV, INSTALLED, REPO, dump_task, write_template
 from processes import kill_tree, wait_until
 
 # The throwaway PostgreSQL server of the store suite (a module, not a conftest.py).
@@ -61,6 +61,7 @@ def _environment() -> dict[str, str]:
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"),
         "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+        **HARNESS_ENV,
     }
     environment.pop("PYTHONPATH", None)
     return environment
@@ -80,8 +81,7 @@ def _playbook(folder: Path, stack: str, run: str, store: str, lock_timeout: int,
                  "name": stack, "template": str(folder / "work.yaml"), "store": store,
                  "parameters": {"run": run, "wait": wait}, "lock_timeout": lock_timeout},
              "register": "applied", "ignore_errors": True},
-            {"ansible.builtin.copy": {"dest": str(dump), "content": "{{ applied | to_json }}",
-                                      "mode": "0600"}},
+            dump_task(dump, "applied"),
         ],
     }]
     path = folder / f"{run}.yml"

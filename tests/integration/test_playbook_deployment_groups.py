@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import BIN, INSTALLED, assert_worker_quiet, write_template
+from conftest import BIN, HARNESS_ENV, INSTALLED, assert_worker_quiet, dump_task, write_template
 
 HOSTS = ("h1", "h2")
 TEMPLATE = """\
@@ -68,14 +68,13 @@ def apply(tmp_path: Path, store_url: str, template: Path, name: str) -> subproce
                      "parameters": {"servers": {host: host for host in HOSTS},
                                     "root": str(tmp_path / "hosts")}},
                   "register": "fleet", "ignore_errors": True},
-                 {"ansible.builtin.copy": {"content": "{{ fleet | to_json }}",
-                                           "dest": str(tmp_path / f"{name}.json"), "mode": "0600"}},
+                 dump_task(tmp_path / f"{name}.json", "fleet"),
              ]}]
     playbook = tmp_path / f"{name}.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
     environment = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
                    "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "PYTHONDEVMODE": "1",
-                   "ANSIBLE_LOCALHOST_WARNING": "false"}
+                   "ANSIBLE_LOCALHOST_WARNING": "false", **HARNESS_ENV}
     environment.pop("PYTHONPATH", None)
     run = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook)],
                          cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600,

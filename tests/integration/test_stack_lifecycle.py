@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import BIN, EXAMPLES, INSTALLED, store_rows, write_template
+from conftest import BIN, EXAMPLES, HARNESS_ENV, INSTALLED, dump_task, store_rows, write_template
 
 APP = str(EXAMPLES / "app_stack.yaml")
 SECRET = "vault-given-Xq81z"
@@ -259,8 +259,7 @@ def test_a_store_on_read_only_media_is_read_and_never_changed(run_tasks, tmp_pat
     play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
         {"hotplay.stacks.stack_info": {"name": "app", "store": store}, "register": "info"},
         apply("app", str(two), "changed", store=store) | {"ignore_errors": True},
-        {"ansible.builtin.copy": {"dest": str(dump), "mode": "0600",
-                                  "content": "{{ {'info': info, 'changed': changed} | to_json }}"}},
+        dump_task(dump, "{'info': info, 'changed': changed}"),
     ]}]
     playbook = tmp_path / "read-only.yml"
     playbook.write_text(yaml.safe_dump(play))
@@ -268,7 +267,7 @@ def test_a_store_on_read_only_media_is_read_and_never_changed(run_tasks, tmp_pat
     mount = f"mount --bind {media} {media} && mount -o remount,ro,bind {media} && exec \"$@\""
     unshare = ["unshare", "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
-           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python")}
+           "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), **HARNESS_ENV}
     env.pop("PYTHONPATH", None)
     done = subprocess.run([*unshare, "sh", "-c", mount, "sh", str(BIN / "ansible-playbook"),
                            "-i", "localhost,", "-c", "local", str(playbook)],
