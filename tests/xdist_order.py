@@ -25,8 +25,27 @@ def expected_seconds(item: pytest.Item) -> float:
     return float(slow.args[0]) if slow.args else 60
 
 
+def group_of(item: pytest.Item) -> str | None:
+    group = item.get_closest_marker("xdist_group")
+    if group is None:
+        return None
+    return str(group.args[0] if group.args else group.kwargs.get("name", "default"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=expected_seconds, reverse=True)  # stable: the rest keep their order
+    """The slow tests first, the longest first; a group (one worker runs it whole,
+    one test after another) by the sum of its tests' seconds: the tests of the Heat
+    engine on the cloud, handed out last, kept one worker busy for minutes alone."""
+    totals: dict[str, float] = {}
+    for item in items:
+        if (group := group_of(item)) is not None:
+            totals[group] = totals.get(group, 0) + expected_seconds(item)
+
+    def seconds(item: pytest.Item) -> float:
+        group = group_of(item)
+        return expected_seconds(item) if group is None else totals[group]
+
+    items.sort(key=seconds, reverse=True)  # stable: the rest keep their order
 
 
 LOST_GROUP = pytest.StashKey[str]()

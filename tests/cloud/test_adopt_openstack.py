@@ -184,6 +184,7 @@ def heat_stacks(heat_client: Any) -> Any:
             pass  # the test says what failed; this only tidies the cloud
 
 
+@pytest.mark.slow(150)
 def test_heat_openstack_stack_adopted_managed_and_given_back(
         tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], conn: Any, heat_stacks: Any) -> None:
     name = f"a{uuid.uuid4().hex[:8]}"

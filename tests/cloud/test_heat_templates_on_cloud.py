@@ -152,6 +152,7 @@ TWO_INTERFACES = """\
 """
 
 
+@pytest.mark.slow
 def test_router_interfaces_made_side_by_side_all_stay(tmp_path: Path, stacks: Stacks, conn: Any) -> None:
     """Two interfaces on one router made at once both stay (openstack.cloud.router's
     interfaces option would have each remove the other); deleting one removes only
@@ -189,6 +190,7 @@ def check_servers_on_a_new_network(conn: Any, outputs: dict[str, Any]) -> None:
     assert router.external_gateway_info["network_id"] == conn.network.find_network(PUBLIC_NET).id
 
 
+@pytest.mark.slow
 def test_servers_on_a_new_network_in_heats_shape(tmp_path: Path, stacks: Stacks, conn: Any,
                                                  keypair: str) -> None:
     """The tests' own template in the shape of servers_in_new_neutron_net and

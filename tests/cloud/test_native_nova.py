@@ -682,6 +682,7 @@ def test_a_server_on_a_port_beside_heat(member_heat: Any, stacks: Any, member: A
     assert (left_behind(member, [sides.heat.name]), left_behind(member, [sides.name])) == ([], [])
 
 
+@pytest.mark.slow
 def test_a_networks_change_beside_heat(member_heat: Any, stacks: Any, member: Any) -> None:
     """Heat and hotplay attach and detach the same interfaces in place: the same
     server, the kept interface on the same port, the same ports afterwards."""

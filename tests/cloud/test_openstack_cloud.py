@@ -202,6 +202,7 @@ def test_updates_in_place_change_the_real_things_and_keep_their_ids(stack, conn:
     assert len(list(conn.network.ips(floating_network_id=floating.floating_network_id))) == 1
 
 
+@pytest.mark.slow
 def test_a_replacement_is_previewed_then_made_before_the_old_one_goes(stack, conn: Any) -> None:
     name, task, run = stack
     before = run(task("created"))["created"]["outputs"]
@@ -223,6 +224,7 @@ def test_a_replacement_is_previewed_then_made_before_the_old_one_goes(stack, con
     assert not list(conn.network.ports(device_id=before["server_id"]))
 
 
+@pytest.mark.slow(120)
 def test_drift_behind_the_stacks_back_is_reported_then_repaired(stack, conn: Any) -> None:
     """A port deleted and a security group rule added behind the stack's back: drift,
     which an apply with ``converge: true`` (Heat's ``stack update --converge``) repairs."""

@@ -289,6 +289,7 @@ def unknown(found: list[str]) -> list[str]:
     return [line for line in found if not line.startswith(tuple(KNOWN))]
 
 
+@pytest.mark.slow
 def test_heat_and_hotplay_make_the_same_things_on_the_same_cloud(sides, conn: Any) -> None:
     heat, hotplay = sides
     heat_outputs, hotplay_outputs = heat.apply(), hotplay.apply()
