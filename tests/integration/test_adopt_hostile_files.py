@@ -159,3 +159,22 @@ def test_a_provider_adopted_without_its_module_run_keeps_heat_s_id_through_updat
         assert results[step]["stack_status"] == "UPDATE_COMPLETE", results[step].get("msg")
         assert results[step]["outputs"]["thing_id"] == f"web-thing-x/{suffix}", step
     assert not touched.exists()
+
+
+def test_a_lone_surrogate_in_the_abandon_file_is_refused_and_nothing_written(
+        run_tasks, store_url: str, tmp_path: Path) -> None:
+    """Half a surrogate pair (a JSON escape) was adopted, then exported as ``?``:
+    refused with one message naming the file and the place."""
+    template = {"heat_template_version": "2018-08-31", "resources": {"v": {"type": "OS::Heat::Value"}}}
+    data = abandon(template, {"v": "OS::Heat::Value"})
+    data["resources"]["v"]["resource_data"] = {"value": "left-\ud800"}
+    path = tmp_path / "web.json"
+    path.write_text(json.dumps(data))  # ensure_ascii: written as the escape \ud800
+    run = adopt_and_list(run_tasks, store_url, path, "surrogate")
+    adopted = run.results["adopted"]
+    assert adopted["failed"] is True and "Traceback" not in run.stdout
+    assert adopted["msg"] == (
+        f"{path}: resources.v.resource_data.value: text that is not valid Unicode: a lone "
+        "surrogate (\\ud800) at character 6 of a value: expected the JSON that openstack stack "
+        "abandon writes (Heat writes UTF-8 text)")
+    assert run.results["listed"]["stacks"] == []

@@ -175,9 +175,11 @@ def _not_json(token: str) -> _NotJson:
 def _check_document(data: Any, source: str) -> None:
     """No deeper than MAX_DEPTH, and only JSON's values: no ``NaN`` or ``Infinity``
     (Python's JSON reads them, SQLite would store them as no JSON, PostgreSQL
-    refuses them), nor a number too large for a float (read as infinity).  Walked
-    depth first, keeping only the keys of the path (a 10 MiB list has millions of
-    items: nothing is kept per item)."""
+    refuses them), nor a number too large for a float (read as infinity), nor text
+    that is not Unicode (a lone surrogate, which a JSON escape such as ``\\ud800``
+    makes: no store writes it, and an export gave it back as ``?``).  Walked depth
+    first, keeping only the keys of the path (a 10 MiB list has millions of items:
+    nothing is kept per item)."""
     keys: list[Any] = []
 
     def visit(value: Any, depth: int) -> None:
@@ -196,13 +198,30 @@ def _check_document(data: Any, source: str) -> None:
         if depth >= MAX_DEPTH:
             raise _too_deep(source, _spelled(keys))
         for key, child in children:
-            if type(child) in _PLAIN:  # most values: nothing to check, no call
-                continue
             keys.append(key)
-            visit(child, depth + 1)
+            # Most values and keys are ASCII text: checked without a call.
+            if type(key) is str and not key.isascii():
+                _check_unicode(key, "a key", source, keys)
+            if type(child) is str:
+                if not child.isascii():
+                    _check_unicode(child, "a value", source, keys)
+            elif type(child) not in _PLAIN:
+                visit(child, depth + 1)
             keys.pop()
 
     visit(data, 0)
+
+
+def _check_unicode(text: str, what: str, source: str, place: list[Any]) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise AbandonDataError(
+            f"text that is not valid Unicode: a lone surrogate (\\u{ord(text[error.start]):04x}) at "
+            f"character {error.start + 1} of {what}: expected the JSON that openstack stack "
+            "abandon writes (Heat writes UTF-8 text)", source=source,
+            # The key itself may be the bad text: spelled with its escape.
+            path=_spelled(place).encode("utf-8", "backslashreplace").decode("utf-8")) from None
 
 
 def _not_a_number(what: str, source: str, place: list[Any]) -> AbandonDataError:

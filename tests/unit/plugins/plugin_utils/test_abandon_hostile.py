@@ -133,6 +133,33 @@ def test_nan_and_infinity_are_refused_naming_file_and_place(tmp_path: Path, text
     assert str(raised.value).startswith(f"{path}: {place}: {token}")
 
 
+@pytest.mark.parametrize("text, place, what", [
+    ('{"name": "web", "resources": {"a": {"resource_data": {"k": "ok\\ud800"}}}}',
+     "resources.a.resource_data.k", "(\\ud800) at character 3 of a value"),
+    ('{"name": "web", "x": ["\\udfff"]}', "x[0]", "(\\udfff) at character 1 of a value"),
+    ('{"name": "web", "x": {"\\ud83d": 1}}', "x.\\ud83d", "(\\ud83d) at character 1 of a key"),
+])
+def test_a_lone_surrogate_is_refused_naming_file_and_place(tmp_path: Path, text: str, place: str,
+                                                           what: str) -> None:
+    """A JSON escape of half a surrogate pair reads as text no store can write (an
+    export gave it back as ``?``): refused at adoption, as other malformed data is."""
+    path = tmp_path / "web.json"
+    path.write_text(text)
+    with pytest.raises(AbandonDataError) as raised:
+        load_abandon_file(str(path))
+    message = str(raised.value)
+    assert message.startswith(f"{path}: {place}: "), message
+    message.encode("utf-8")  # the message itself is text any output can carry
+    assert f"text that is not valid Unicode: a lone surrogate {what}: expected the JSON that " \
+           "openstack stack abandon writes" in message
+
+
+def test_a_whole_surrogate_pair_is_text() -> None:
+    data = abandon_data()
+    data["resources"]["group"]["metadata"] = {"emoji \U0001f600": "\U0001f600 and é"}
+    assert read_abandon(json.loads(json.dumps(data)), "web.json").name == "web"
+
+
 @pytest.mark.parametrize("depth", [150, 100_000])
 def test_deep_nesting_is_refused_naming_the_file(tmp_path: Path, depth: int) -> None:
     path = tmp_path / "web.json"
