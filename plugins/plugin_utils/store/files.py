@@ -6,7 +6,7 @@ killed process left of either.
 
 A new store is built under ``<path>.new-<pid>-<random>`` and linked into place
 (store.sqlite); a process killed meanwhile (``kill -9``, the OOM killer) leaves that
-file behind.  The next opening of the store removes such files whose process is gone
+file behind, and SQLite's ``-wal``, ``-shm`` or ``-journal`` file beside it.  The next opening of the store removes such files whose process is gone
 and that are older than a build ever takes (the process may be another host's or
 another PID namespace's, where its PID means nothing here).
 
@@ -31,7 +31,9 @@ from contextlib import contextmanager
 PRIVATE_DIRECTORY_MODE = 0o700
 # A build takes well under a second: a file this old was left by a killed process.
 STALE_BUILD_SECONDS = 300.0
-_BUILD_SUFFIX = re.compile(r"\.new-(\d+)-[0-9a-f]+")
+# SQLite's own files beside a build (its write-ahead log, its shared memory, a
+# rollback journal) are the build's too: left by the same kill.
+_BUILD_SUFFIX = re.compile(r"\.new-(\d+)-[0-9a-f]+(-wal|-shm|-journal)?")
 
 
 def make_private_directories(directory: str) -> None:
@@ -58,8 +60,9 @@ def make_private_directories(directory: str) -> None:
 
 
 def remove_stale_builds(path: str, now: float | None = None) -> list[str]:
-    """Remove the ``<path>.new-<pid>-<random>`` files whose process is gone and that
-    are older than STALE_BUILD_SECONDS; the ones removed.  Best effort."""
+    """Remove the ``<path>.new-<pid>-<random>`` files (and their ``-wal``, ``-shm``,
+    ``-journal``) whose process is gone and that are older than STALE_BUILD_SECONDS;
+    the ones removed.  Best effort."""
     now = time.time() if now is None else now
     removed = []
     for candidate in glob.glob(glob.escape(path) + ".new-*"):

@@ -63,18 +63,22 @@ def test_build_files_of_gone_processes_are_removed(tmp_path: Path) -> None:
     path = tmp_path / "stacks.db"
     gone, young, live = (tmp_path / f"stacks.db.new-{pid}-0a1b2c3d"
                          for pid in (dead_pid(), dead_pid(), os.getpid()))
-    for left in (gone, young, live):
+    # SQLite's files beside a killed build (issue 40, item 8): the build's too.
+    companions = [Path(f"{gone}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+    live_wal = Path(f"{live}-wal")
+    for left in (gone, young, live, *companions, live_wal):
         left.write_bytes(b"")
-    os.utime(gone, (OLD, OLD))
-    os.utime(live, (OLD, OLD))
+        os.utime(left, (OLD, OLD))
+    os.utime(young, None)
     other = tmp_path / "stacks.db.new-notapid"
     other.write_bytes(b"")
-    assert remove_stale_builds(str(path)) == [str(gone)]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([young.name, live.name, other.name])
+    assert sorted(remove_stale_builds(str(path))) == sorted(map(str, [gone, *companions]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([young.name, live.name, live_wal.name,
+                                                                 other.name])
     # Opening the store does it.
     os.utime(young, (OLD, OLD))
     open_store(f"sqlite:///{path}").close()
-    assert not young.exists() and live.exists()
+    assert not young.exists() and live.exists() and live_wal.exists()
 
 
 def test_scratch_directories_nobody_holds_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
