@@ -288,3 +288,22 @@ def test_arguments_a_module_marks_no_log_are_secrets(run_tasks, store_url, tmp_p
     assert token not in run.stdout + run.stderr + json.dumps(run.results)
     stored = Path(store_url[len("sqlite:///"):]).read_bytes()
     assert (token.encode() in stored) is (not key), "sealed with a key, as given without one"
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_hidden_value_changed_by_an_update_is_masked_in_heats_abandon_data(run_tasks, store_url, tmp_path):
+    """Issue 40, item 5: after an update gave a hidden parameter a new value,
+    ``stack_info format: heat_abandon`` showed that value in the clear."""
+    app = str(write_template(tmp_path, "app.yaml", APP))
+    changed = "Rotated-Pw-5xT7"
+    env = {"HOTPLAY_STORE_KEY": KEY, "SECRET_PW": SECRET, "ROTATED_PW": changed}
+    run = run_tasks([
+        stack("v1", app, parameters={"db_password": PASSWORD}),
+        stack("v2", app, parameters={"db_password": "{{ lookup('env', 'ROTATED_PW') }}"}),
+        {"hotplay.stacks.stack_info": {"name": "app", "format": "heat_abandon"}, "register": "exported"},
+    ], name="rotated", env=env)
+    assert run.results["v2"]["stack_status"] == "UPDATE_COMPLETE", run.results["v2"]
+    exported = run.results["exported"]["heat_abandon"]
+    assert exported["environment"]["parameters"]["db_password"] == "******"
+    shown = json.dumps(run.results) + run.stdout + run.stderr
+    assert changed not in shown and SECRET not in shown

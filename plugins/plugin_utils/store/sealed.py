@@ -97,6 +97,8 @@ class SealedStore(Store):
         self._root_id: str | None = None
         self._root_name = ""
         self._keyring: KeyringRecord | None = None
+        # The secret values the keyring holds (read at unlock, or last saved).
+        self._kept: frozenset[str] = frozenset()
         self._store_salt: str | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -133,21 +135,28 @@ class SealedStore(Store):
             self._root_name = name
             self._root_id = stack.id if stack is not None else None
             self._keyring = keyring
+            self._kept = frozenset()
         if keyring is None:
             return
         if self.key is None:
             if run:
                 raise key_missing(f"stack {name} keeps secrets in the store")
             return
-        self._values.add(self._stored_secrets(keyring))
+        stored = self._stored_secrets(keyring)
+        self._values.add(stored)
+        with self._lock:
+            self._kept = frozenset(stored)
 
     def attach(self, stack_id: str) -> None:
         """The stack's row exists now: keep its secret values with it (a keyring is
-        made when there is something to keep and a key to lock it with)."""
+        made when there is something to keep and a key to lock it with).  Values
+        learnt before, such as an update's new hidden parameter values, are kept
+        too: without them, a later view or export showed those values in the clear."""
         with self._keyring_lock():
             self._root_id = stack_id
             self._values.listener = self._persist
-            if self._values and self.key is not None and self._keyring is None:
+            if self._values and self.key is not None and (
+                    self._keyring is None or not self._values.atoms <= self._kept):
                 self._save_keyring(self._values.atoms)
 
     def require_key(self, what: str) -> None:
@@ -203,6 +212,7 @@ class SealedStore(Store):
         secrets = seal(key, keyring.salt, json.dumps(sorted(atoms)).encode(), f"{root}:secrets")
         saved = self._keyring = replace(keyring, secrets=secrets, updated=utc_now())
         self.inner.save_keyring(saved)
+        self._kept = atoms
         return saved
 
     def _ensure_keyring(self, stack_id: str) -> KeyringRecord:
