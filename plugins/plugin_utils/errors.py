@@ -132,10 +132,18 @@ def check_new_stack_name(name: Any) -> None:
         raise refused
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters (a newline, an ANSI escape that a
+    terminal or AWX would obey) written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def shown_name(name: str) -> str:
-    """A name as a message may print it: control characters (a newline, an ANSI
-    escape that a terminal or AWX would obey) written as escapes, and cut when long."""
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+    """A name as a message may print it: control characters written as escapes
+    (``printable``), and cut when long."""
+    shown = printable(name)
     return shown if len(shown) <= 300 else shown[:300] + "..."
 
 

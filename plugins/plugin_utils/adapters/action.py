@@ -29,7 +29,7 @@ from ansible import constants as C
 
 from .forked_hosts import ForkedHost, forked_host, serve as serve_here
 from .play_hosts import PlayHost
-from ..errors import HotplayError
+from ..errors import HotplayError, printable
 from .child_processes import stop_child_processes
 from .controller_watch import watching_controller
 from .no_log_options import no_log_options
@@ -175,14 +175,15 @@ def lock_holder(task: Any) -> str:
 
 def progress_printer(stack_name: str, secrets: SecretValues) -> Callable[[Event], None]:
     """One line per resource action as it happens (ansible-playbook and AWX output),
-    secrets masked."""
+    secrets masked, control characters (of a resource's name, a cloud's answer)
+    escaped: the terminal or AWX's page would obey an ANSI escape."""
 
     def show(event: Event) -> None:
         record = event.record
         line = f"[{stack_name}] {event.resource_name}: {record.action}_{record.status}"
         if record.status == "FAILED" or record.reason not in ("state changed", ""):
             line += f" {record.reason}"
-        _display.display(secrets.mask_text(line))
+        _display.display(printable(secrets.mask_text(line)))
 
     return show
 

@@ -25,12 +25,13 @@ run, shared by every resource of the run (nested stacks included).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ...errors import ResourceFailure
+from ...errors import ResourceFailure, printable
 from .poller import IDS_PER_CALL, Lister, Poller
 
 T = TypeVar("T")
@@ -104,8 +105,10 @@ class CloudSession:
                 # race to it; keystoneauth keeps (and renews) the token from here.
                 connection.authorize()
             except Exception as failure:  # noqa: BLE001 - config and auth errors vary
-                raise CloudFailure(f"cloud {self.cloud or '(OS_* variables)'}: "
-                                   f"{_without_secrets(failure)}") from None
+                # The cloud's name comes from the task or clouds.yaml: escaped, as
+                # openstacksdk's own words may repeat it.
+                raise CloudFailure(printable(f"cloud {self.cloud or '(OS_* variables)'}: "
+                                             f"{_without_secrets(failure)}")) from None
             self._connection = connection
         return self._connection
 
@@ -207,8 +210,15 @@ def _error_message(response: Any) -> str:
     return str(response.reason or f"HTTP {response.status_code}")
 
 
+# A URL's user information (``https://user:password@host``): a clouds.yaml's
+# ``auth_url`` may carry a password there, and keystoneauth's errors name the URL.
+_URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s]*@")
+
+
 def _without_secrets(failure: BaseException) -> str:
     """An error's text; keystoneauth's errors name URLs and users, never passwords or
-    tokens, but a request's repr could: only the message is kept."""
+    tokens, but a request's repr could: only the message is kept, and a URL's user
+    information is hidden."""
     text = str(getattr(failure, "message", None) or failure)
-    return text.splitlines()[0] if text else type(failure).__name__
+    text = text.splitlines()[0] if text else type(failure).__name__
+    return _URL_USERINFO.sub(r"\1******@", text)

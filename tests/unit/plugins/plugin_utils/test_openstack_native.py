@@ -699,3 +699,24 @@ def test_the_engine_does_not_import_openstacksdk_until_a_cloud_is_used() -> None
             "for m in sys.modules))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "False"
+
+
+def test_a_password_in_the_auth_url_and_escapes_in_the_cloud_name_are_never_shown(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40, item 7: keystoneauth's error names the auth URL, where a clouds.yaml
+    may carry a password; a cloud's name is printed with its ANSI escapes escaped."""
+    clouds = tmp_path / "clouds.yaml"
+    clouds.write_text(
+        "clouds:\n"
+        "  \"\\e[31mred\":\n"
+        "    auth:\n"
+        "      auth_url: http://admin:Auth-Url-Pw-3@127.0.0.1:9/v3\n"
+        "      username: admin\n      password: x\n      project_name: admin\n"
+        "      user_domain_name: Default\n      project_domain_name: Default\n")
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(clouds))
+    with pytest.raises(CloudFailure) as raised:
+        CloudSession("\x1b[31mred").project_id  # pylint: disable=expression-not-assigned
+    message = str(raised.value)
+    assert message.startswith("cloud \\x1b[31mred: "), message
+    assert "Auth-Url-Pw-3" not in message and "\x1b" not in message
+    assert "http://******@127.0.0.1:9/v3" in message, message
