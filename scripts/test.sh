@@ -19,10 +19,15 @@ export PATH="$root/.venv/bin:$PATH"
 junit=()
 [[ -z ${HOTPLAY_RESULTS:-} ]] || junit=("--junitxml=$HOTPLAY_RESULTS/$what.xml")
 
+workers=${PYTEST_WORKERS:-2}
 case "$what" in
   unit) paths=(tests/unit) ;;
   integration) paths=(tests/integration) ;;
+  engine) paths=(tests/unit tests/integration) ;;
   all) paths=(tests/unit tests/integration tests/differential) ;;
+  # The short differential tests, beside the cloud's in `make test` (one worker: they
+  # wait on the Heat engine most of their time).
+  compare) paths=(tests/differential) workers=${PYTEST_WORKERS:-1} ;;
   # One worker: one real Heat engine for the session (tests/heat/conftest.py).
   heat) exec .venv/bin/python -m pytest -q -rs -p no:warnings -n 0 "${junit[@]}" tests/heat ;;
   # Two tests side by side (CLOUD_WORKERS=0: one process): the whole-cloud readers run
@@ -34,7 +39,7 @@ case "$what" in
                   --cases "${HOTPLAY_DIFFERENTIAL_CASES:-2000}" "${@:2}" ;;
   bench) .venv/bin/python benchmarks/bench.py "${@:2}"
          exec .venv/bin/python benchmarks/bench_modules.py ;;
-  *) echo "usage: $0 [unit|integration|all|heat|cloud|bench|differential]" >&2; exit 2 ;;
+  *) echo "usage: $0 [unit|integration|engine|all|heat|compare|cloud|bench|differential]" >&2; exit 2 ;;
 esac
 # Python's dev mode (-X dev, as PYTHONDEVMODE so that the xdist workers and every
 # ansible-playbook a test starts have it too): with pytest.ini, a DeprecationWarning
@@ -47,4 +52,4 @@ esac
 # without its debug hooks on the memory allocators (they check C extensions' buffers,
 # which no test here is about, and cost a tenth of every Python's CPU).
 PYTHONDEVMODE=1 PYTHONMALLOC=default exec .venv/bin/python -X dev -m pytest -q -rs -p leak_check -p xdist_order \
-  -n "${PYTEST_WORKERS:-2}" --dist loadgroup "${junit[@]}" "${paths[@]}"
+  -n "$workers" --dist loadgroup "${junit[@]}" "${paths[@]}"

@@ -8,12 +8,13 @@
 #        heat-peer   the real Heat engine's venv (scripts/heat_peer.sh install)
 #        cloud-up    the test cloud's venv, then the cloud started (scripts/cloud.sh up)
 #   3. the project's venv and the collection, built and installed (make install)
-#   4. engine: unit, integration and the short differential tests (after heat-peer:
-#      the differential tests need its venv)
-#   5. heat, in the background: the tests against the real Heat engine (they wait on
-#      it most of their time)
+#   4. engine: the unit and integration tests
+#   5. in the background, after heat-peer: heat, the tests against the real Heat engine,
+#      then compare, the short differential tests (hotplay.stacks and the Heat engine on
+#      the same cases): both wait on Heat most of their time, and the engine phase no
+#      longer waits for the Heat engine's venv
 #   6. cloud: the real-OpenStack tests (after cloud-up), then the cloud stopped; then
-#      the heat phase's output
+#      the heat and compare phases' output
 #
 # Every phase runs even when one before it failed (the cloud is stopped in any case);
 # the exit status is non-zero when any phase failed.  The summary is read from the
@@ -77,11 +78,18 @@ background cloud-up bash scripts/cloud.sh up
 cloud_up=$started
 phase install make --no-print-directory install || failed=1
 
-join heat-peer "$heat_peer" || failed=1
-phase engine bash scripts/test.sh all || failed=1
-# The Heat engine's tests wait on one Heat most of their time: beside the cloud's.
-background heat bash scripts/test.sh heat
-heat=$started
+phase engine bash scripts/test.sh engine || failed=1
+# The tests of the Heat engine wait on Heat most of their time: beside the cloud's, one
+# phase after the other (each starts a Heat of its own).
+join heat-peer "$heat_peer" || failed=1  # long done by now: a minute or two
+peer_phases() {
+  local status=0
+  phase heat bash scripts/test.sh heat || status=1
+  phase compare bash scripts/test.sh compare || status=1
+  return "$status"
+}
+peer_phases > "$results/heat.log" 2>&1 &
+heat=$!
 if join cloud-up "$cloud_up"; then
   grep -h '^cloud up' "$results/cloud-up.log"
   export HOTPLAY_CLOUD_DIR=${HOTPLAY_CLOUD_DIR:-$root/.build/cloud}
@@ -92,7 +100,7 @@ else
 fi
 stop_cloud
 join heat "$heat" || failed=1
-printf '\n=== %s\n' "the Heat engine's tests (they ran beside the cloud's)"
+printf '\n=== %s\n' "the Heat engine's tests and the differential tests (they ran beside the cloud's)"
 cat "$results/heat.log"
 
 .venv/bin/python scripts/test_summary.py "$results" "$began" | tee "$results/summary.txt"

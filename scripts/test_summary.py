@@ -18,7 +18,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 # The test phases and the JUnit file scripts/test.sh writes for each.
-JUNIT_FILES = {"engine": "all.xml", "heat": "heat.xml", "cloud": "cloud.xml"}
+JUNIT_FILES = {"engine": "engine.xml", "heat": "heat.xml", "compare": "compare.xml", "cloud": "cloud.xml"}
 
 
 @dataclass(frozen=True)
