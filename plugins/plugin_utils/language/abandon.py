@@ -200,9 +200,9 @@ def _check_document(data: Any, source: str) -> None:
         for key, child in children:
             keys.append(key)
             # Most values and keys are ASCII text: checked without a call.
-            if type(key) is str and not key.isascii():
+            if isinstance(key, str) and not key.isascii():
                 _check_unicode(key, "a key", source, keys)
-            if type(child) is str:
+            if isinstance(child, str):
                 if not child.isascii():
                     _check_unicode(child, "a value", source, keys)
             elif type(child) not in _PLAIN:
