@@ -61,7 +61,7 @@ def pytest_groups_held(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
         return
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+        if group_of(item) is not None and "@" not in item.nodeid:
             item.stash[LOST_GROUP] = ("--dist loadgroup ignored this test's xdist_group (pytest-xdist "
                                       "and pytest disagree on node ids: see requirements-dev.txt)")
 

@@ -52,15 +52,13 @@ def run_tasks(tmp_path: Path, store_url: str):
     """
 
     def run(tasks: list[dict[str, Any]], name: str = "play", env: dict[str, str] | None = None) -> PlaybookRun:
-        registered = [t["register"] for t in tasks if "register" in t]
         for task in tasks:
             task.setdefault("ignore_errors", True)
         dump = tmp_path / f"{name}-results.json"
-        every = "{" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "}"
         play = [{
             "name": name, "hosts": "localhost", "gather_facts": False,
             "module_defaults": {"group/hotplay.stacks.stacks": {"store": store_url}},
-            "tasks": tasks + [dump_task(dump, every)],
+            "tasks": tasks + [dump_task(dump, every_registered(tasks))],
         }]
         playbook = tmp_path / f"{name}.yml"
         playbook.write_text(yaml.safe_dump(play, sort_keys=False))
@@ -69,6 +67,12 @@ def run_tasks(tmp_path: Path, store_url: str):
         return PlaybookRun(completed.returncode, completed.stdout, results, completed.stderr)
 
     return run
+
+
+def every_registered(tasks: list[dict[str, Any]]) -> str:
+    """A Jinja expression of what ``tasks`` registered, by name (None where skipped)."""
+    return "{" + ", ".join(f"'{t['register']}': {t['register']} | default(None)"
+                           for t in tasks if "register" in t) + "}"
 
 
 def dump_task(dest: Path, expression: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from concurrency_checks import concurrent_files_template, expected_content, most_at_once
-from conftest import BIN, HARNESS_ENV, INSTALLED, dump_task
+from conftest import BIN, HARNESS_ENV, INSTALLED, dump_task, every_registered
 from ssh_hosts import SshHosts, start_hosts
 
 CASE = "module-resources"  # this test's directory under each host's /srv
@@ -43,13 +43,11 @@ def play_on_node1(hosts: SshHosts, directory: Path, name: str, tasks: list[dict[
     """Run ``tasks`` in a play on node1 (its /srv/CASE/rtmp as remote tmp); the
     registered results, read back through a file on the controller."""
     dump = directory / f"{name}-results.json"
-    registered = [task["register"] for task in tasks if "register" in task]
-    every = "{" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "}"
     play = [{"name": name, "hosts": "node1", "gather_facts": False,
              "vars": {"ansible_remote_tmp": f"/srv/{CASE}/rtmp"},
              "module_defaults": {"group/hotplay.stacks.stacks": {
                  "store": f"sqlite:///{directory / 'store.db'}"}},
-             "tasks": [{**task, "ignore_errors": True} for task in tasks] + [dump_task(dump, every)]}]
+             "tasks": [{**task, "ignore_errors": True} for task in tasks] + [dump_task(dump, every_registered(tasks))]}]
     playbook = directory / f"{name}.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",

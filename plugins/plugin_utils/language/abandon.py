@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import HotplayError, TemplateError, invalid_stack_name, shown_name
+from ..errors import HotplayError, TemplateError, invalid_stack_name, printable, shown_name
 from ..limits import MAX_DEPTH, MAX_NESTED_DEPTH
 from .registry import BASE_URL, HOOKS, RESTRICTED, is_template_name
 from .template.loader import Unreadable, decode, load_template_yaml, read_regular
@@ -220,8 +220,7 @@ def _check_unicode(text: str, what: str, source: str, place: list[Any]) -> None:
             f"text that is not valid Unicode: a lone surrogate (\\u{ord(text[error.start]):04x}) at "
             f"character {error.start + 1} of {what}: expected the JSON that openstack stack "
             "abandon writes (Heat writes UTF-8 text)", source=source,
-            # The key itself may be the bad text: spelled with its escape.
-            path=_spelled(place).encode("utf-8", "backslashreplace").decode("utf-8")) from None
+            path=printable(_spelled(place))) from None  # the key itself may be the bad text
 
 
 def _not_a_number(what: str, source: str, place: list[Any]) -> AbandonDataError:

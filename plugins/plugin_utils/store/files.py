@@ -6,9 +6,10 @@ killed process left of either.
 
 A new store is built under ``<path>.new-<pid>-<random>`` and linked into place
 (store.sqlite); a process killed meanwhile (``kill -9``, the OOM killer) leaves that
-file behind, and SQLite's ``-wal``, ``-shm`` or ``-journal`` file beside it.  The next opening of the store removes such files whose process is gone
-and that are older than a build ever takes (the process may be another host's or
-another PID namespace's, where its PID means nothing here).
+file behind, and SQLite's ``-wal``, ``-shm`` or ``-journal`` file beside it.  The next
+opening of the store removes such files whose process is gone and that are older than a
+build ever takes (the process may be another host's or another PID namespace's, where its
+PID means nothing here).
 
 A scratch directory (``scratch_directory``: the adoption's scratch store) holds a lock
 on a file inside it for as long as it is used; a killed process's lock is gone with
