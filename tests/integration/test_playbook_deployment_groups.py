@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -72,9 +71,13 @@ def apply(tmp_path: Path, store_url: str, template: Path, name: str) -> subproce
              ]}]
     playbook = tmp_path / f"{name}.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+    # The hosts' temporary directory is the test's own, so what is left in it is this
+    # run's and no other test's (tests beside it make scratch directories in /tmp too).
+    (tmp_path / "scratch").mkdir()
     environment = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
                    "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "PYTHONDEVMODE": "1",
-                   "ANSIBLE_LOCALHOST_WARNING": "false", **HARNESS_ENV}
+                   "ANSIBLE_LOCALHOST_WARNING": "false", "TMPDIR": str(tmp_path / "scratch"),
+                   **HARNESS_ENV}
     environment.pop("PYTHONPATH", None)
     run = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook)],
                          cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600,
@@ -94,8 +97,7 @@ def test_playbook_config_runs_on_every_server_of_the_group(tmp_path: Path, store
     for host in HOSTS:
         assert (tmp_path / "hosts" / f"{host}.txt").read_text() == f"fooooo on {host}"
     # The outputs' scratch directory is gone from the hosts.
-    assert not [p for p in Path(tempfile.gettempdir()).glob("hotplay-outputs-*")
-                if p.stat().st_mtime >= (tmp_path / "fleet.yaml").stat().st_mtime]
+    assert not list((tmp_path / "scratch").glob("hotplay-outputs-*"))
 
 
 def test_undefined_variable_is_named_with_its_task(tmp_path: Path, store_url: str) -> None:
