@@ -4,17 +4,19 @@
 #
 #   1. the machine's packages (apt-get: the tests', the test cloud's; one at a time,
 #      so that no two apt-get runs meet at dpkg's lock)
-#   2. in the background, each in a log of its own in .build/test-results/:
-#        heat-peer   the real Heat engine's venv (scripts/heat_peer.sh install)
-#        cloud-up    the test cloud's venv, then the cloud started (scripts/cloud.sh up)
-#   3. the project's venv and the collection, built and installed (make install)
-#   4. engine: the unit and integration tests
-#   5. in the background, after heat-peer: heat, the tests against the real Heat engine,
-#      then compare, the short differential tests (hotplay.stacks and the Heat engine on
-#      the same cases): both wait on Heat most of their time, and the engine phase no
-#      longer waits for the Heat engine's venv
-#   6. cloud: the real-OpenStack tests (after cloud-up), then the cloud stopped; then
-#      the heat and compare phases' output
+#   2. the project's venv and the collection, built and installed (make install)
+#   3. three chains side by side: on a 2-core machine each takes the cores the others
+#      leave (the cloud's tests wait on its services, the Heat engine's on Heat, much of
+#      their time; run one after another, the cloud's left a fifth of the machine idle)
+#        engine      the unit and integration tests, in the foreground
+#        cloud-up    the test cloud's venv, then the cloud started (scripts/cloud.sh up),
+#        cloud       then the real-OpenStack tests, then the cloud stopped
+#        heat-peer   the real Heat engine's venv (scripts/heat_peer.sh install),
+#        heat        then the tests against the real Heat engine,
+#        compare     then the short differential tests (hotplay.stacks and the Heat
+#                    engine on the same cases)
+#      the two in the background each into a log of its own in .build/test-results/,
+#      shown after the engine's tests
 #
 # Every phase runs even when one before it failed (the cloud is stopped in any case);
 # the exit status is non-zero when any phase failed.  The summary is read from the
@@ -48,59 +50,58 @@ phase() {
   return "$status"
 }
 
-# background NAME COMMAND...: the same, in the background, its output in NAME.log;
-# its process id in $started (not echoed: a job started in $(...) is not this shell's).
-background() {
-  local name=$1
-  shift
-  phase "$name" "$@" > "$results/$name.log" 2>&1 &
-  started=$!
-}
-
-# join NAME PID: waits for a background phase; on failure shows its log's end.
-join() {
-  local name=$1 pid=$2
-  if ! wait "$pid"; then
-    echo "test: $name failed; the end of $results/$name.log:" >&2
-    tail -n 40 "$results/$name.log" >&2
-    return 1
-  fi
-}
-
 failed=0
 stop_cloud() { bash scripts/cloud.sh stop > /dev/null 2>&1 || true; }
 trap stop_cloud EXIT
 
 phase packages bash -c 'bash scripts/test_deps.sh && bash scripts/cloud.sh packages' || failed=1
-background heat-peer bash scripts/heat_peer.sh install
-heat_peer=$started
-background cloud-up bash scripts/cloud.sh up
-cloud_up=$started
 phase install make --no-print-directory install || failed=1
 
-phase engine bash scripts/test.sh engine || failed=1
-# The tests of the Heat engine wait on Heat most of their time: beside the cloud's, one
-# phase after the other (each starts a Heat of its own).
-join heat-peer "$heat_peer" || failed=1  # long done by now: a minute or two
-peer_phases() {
+# The real-OpenStack tests, after the cloud is up (its start-up's line first, for the
+# log), then the cloud stopped.
+cloud_chain() {
+  local status
+  if ! phase cloud-up bash scripts/cloud.sh up > "$results/cloud-up.log" 2>&1; then
+    echo "test: cloud-up failed; the end of $results/cloud-up.log:"
+    tail -n 40 "$results/cloud-up.log"
+    return 1
+  fi
+  grep -h '^cloud up' "$results/cloud-up.log"
+  export HOTPLAY_CLOUD_DIR=${HOTPLAY_CLOUD_DIR:-$root/.build/cloud}
+  export HOTPLAY_OPENSTACK_COLLECTIONS=$root/.build/openstack-collections
+  phase cloud bash scripts/test.sh cloud
+  status=$?
+  stop_cloud
+  return "$status"
+}
+
+# The tests against the real Heat engine, then the short differential tests (both
+# against the Heat engine of heat_peer.sh), after its venv is made.
+peer_chain() {
+  if ! phase heat-peer bash scripts/heat_peer.sh install > "$results/heat-peer.log" 2>&1; then
+    echo "test: heat-peer failed; the end of $results/heat-peer.log:"
+    tail -n 40 "$results/heat-peer.log"
+    return 1
+  fi
   local status=0
   phase heat bash scripts/test.sh heat || status=1
   phase compare bash scripts/test.sh compare || status=1
   return "$status"
 }
-peer_phases > "$results/heat.log" 2>&1 &
-heat=$!
-if join cloud-up "$cloud_up"; then
-  grep -h '^cloud up' "$results/cloud-up.log"
-  export HOTPLAY_CLOUD_DIR=${HOTPLAY_CLOUD_DIR:-$root/.build/cloud}
-  export HOTPLAY_OPENSTACK_COLLECTIONS=$root/.build/openstack-collections
-  phase cloud bash scripts/test.sh cloud || failed=1
-else
-  failed=1
-fi
-stop_cloud
-join heat "$heat" || failed=1
-printf '\n=== %s\n' "the Heat engine's tests and the differential tests (they ran beside the cloud's)"
+
+# The three run side by side (each takes the cores the others leave: the cloud's tests
+# wait on its services, the Heat engine's on Heat, much of their time), the engine's in
+# the foreground, the other two into their logs, shown once they are done.
+cloud_chain > "$results/cloud.log" 2>&1 &
+cloud=$!
+peer_chain > "$results/heat.log" 2>&1 &
+peer=$!
+phase engine bash scripts/test.sh engine || failed=1
+wait "$cloud" || failed=1
+printf '\n=== %s\n' "the real-OpenStack tests (they ran beside the engine's)"
+cat "$results/cloud.log"
+wait "$peer" || failed=1
+printf '\n=== %s\n' "the Heat engine's tests and the differential tests (they ran beside the engine's)"
 cat "$results/heat.log"
 
 .venv/bin/python scripts/test_summary.py "$results" "$began" | tee "$results/summary.txt"
