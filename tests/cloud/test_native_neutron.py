@@ -480,6 +480,22 @@ ROUTERS = """\
 """
 
 
+SAME_INTERFACE = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      router: {type: string}
+      subnet: {type: string}
+    resources:
+      interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_param: router}, subnet: {get_param: subnet}}
+"""
+
+
+def subnets_on(member: Any, router: str) -> set[str]:
+    return {ip["subnet_id"] for port in member.network.ports(device_id=router) for ip in port.fixed_ips}
+
+
 def test_a_router_with_its_gateway_and_two_interfaces(stacks: Any, member: Any) -> None:
     name = stack_name()
     made = stacks(name, ROUTERS)
@@ -491,18 +507,27 @@ def test_a_router_with_its_gateway_and_two_interfaces(stacks: Any, member: Any) 
     assert outputs["gateway"]["network_id"] == public.id and outputs["status"] == "ACTIVE"
     assert outputs["interface_id"] == f"{router.id}:subnet_id={physical['subnet']}"
     assert physical["on_port"] == f"{router.id}:port_id={physical['port']}"
-    inside = {ip["subnet_id"] for p in member.network.ports(device_id=router.id)
-              for ip in p.fixed_ips}
-    assert {physical["subnet"], physical["other"]} <= inside
+    assert {physical["subnet"], physical["other"]} <= subnets_on(member, router.id)
 
     renamed = stacks(name, ROUTERS, parameters={"router_name": "edge2"})
     assert not renamed.get("failed"), renamed.get("msg")
     assert ids(renamed) == physical and member.network.get_router(router.id).name == "edge2"
 
-    # An interface removed behind the stack's back is drift.
+    # Another stack's interface on the same subnet is refused, and not taken: that
+    # stack's delete leaves this one's interface where it is.
+    other = stack_name()
+    refused = stacks(other, SAME_INTERFACE, parameters={"router": router.id, "subnet": physical["subnet"]})
+    assert refused.get("failed") and "already has a port on subnet" in refused["msg"], refused.get("msg")
+    assert not stacks(other, "", state="absent").get("failed")
+    assert physical["subnet"] in subnets_on(member, router.id)
+
+    # An interface removed behind the stack's back is drift, which converge repairs.
     member.network.remove_interface_from_router(router.id, subnet_id=physical["subnet"])
     report = stacks(name, "", info={"drift": True})
     assert report["drifted"] == ["on_subnet"], report["drift"]
+    repaired = stacks(name, ROUTERS, parameters={"router_name": "edge2"}, converge=True)
+    assert not repaired.get("failed"), repaired.get("msg")
+    assert ids(repaired) == physical and physical["subnet"] in subnets_on(member, router.id)
 
     assert not stacks(name, "", state="absent").get("failed")
     assert member.network.find_router(router.id) is None and member.network.find_network(physical["net"]) is None

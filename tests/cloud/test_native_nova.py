@@ -300,6 +300,32 @@ def allows_resize_to_same_host() -> bool:
     return conf.exists() and re.search(r"allow_resize_to_same_host\s*=\s*[Tt]rue", conf.read_text()) is not None
 
 
+KEY_ONLY = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      key: {type: string}
+    resources:
+      keypair:
+        type: OS::Nova::KeyPair
+        properties: {name: {get_param: key}, public_key: {get_file: key.pub}}
+"""
+
+
+def test_a_key_pair_made_by_hand_is_not_taken_by_a_stack_whose_create_it_refused(
+        stacks: Any, member: Any) -> None:
+    """Heat records a key pair once the stack made it: a create that Nova refuses
+    because the name is taken leaves the stack nothing to delete."""
+    name = stack_name()
+    manual = member.compute.create_keypair(name=f"{name}-manual", public_key=PUBLIC_KEY)
+    try:
+        refused = stacks(name, KEY_ONLY, parameters={"key": manual.name})
+        assert refused.get("failed") and "already exists" in refused["msg"], refused.get("msg")
+        ok(stacks(name, "", state="absent"))
+        assert member.compute.find_keypair(manual.name) is not None
+    finally:
+        member.compute.delete_keypair(manual.name, ignore_missing=True)
+
+
 def test_a_server_naming_no_network_is_put_on_the_projects_network(stacks: Any, member: Any) -> None:
     # Nova 2.104 refuses a server without networks from 2.37 on: the create is made
     # at 2.36, where Nova chooses: the project's own network, none when it has none,

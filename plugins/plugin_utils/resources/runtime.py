@@ -101,6 +101,10 @@ class RuntimeContext(Protocol):
         """Record the physical id a create is about to make, before making it: a
         run killed in between leaves a record of it, so nothing is untracked."""
 
+    def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
+        """Take back a claimed id (``physical_id``, if it is still the record's): the
+        create was refused, so the thing is not this stack's."""
+
     def note_nested_stack(self, resource_name: str, child_id: str) -> None:
         """Record a child stack before converging it (intent before action)."""
 

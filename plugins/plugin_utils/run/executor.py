@@ -246,6 +246,11 @@ class RunRuntime:
         state = self.run.records[resource_name]
         self.run.save(replace(state, physical_id=physical_id))
 
+    def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
+        state = self.run.records[resource_name]
+        if state.physical_id == physical_id:
+            self.run.save(replace(state, physical_id=""))
+
     def note_nested_stack(self, resource_name: str, child_id: str) -> None:
         """Record the child stack before it is converged (intent before action):
         a run killed inside it leaves a parent record that points at it."""

@@ -10,15 +10,16 @@ checked against the run's cloud.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from ...errors import StackValidationFailed
 from ..base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState
 from ..facades import OPENSTACK_FACADES
 from .constraints import check_custom_constraint
-from .session import CloudSession
+from .session import CloudFailure, CloudSession
 
 
 def properties_from_facade(type_name: str,
@@ -95,6 +96,24 @@ class OpenStackResource(Resource):
     @staticmethod
     def refuse(message: str, path: str = "") -> StackValidationFailed:
         return StackValidationFailed(message, path=path)
+
+    @contextlib.contextmanager
+    def making(self, ident: str) -> Iterator[None]:
+        """The calls that make a thing whose id is known before it exists (a key
+        pair's name, a router's interface on a subnet): ``ident`` is recorded first, so
+        a run killed inside the call still knows what it may have made.  When the cloud
+        refuses the call (a 4xx answer: the key pair's name is taken, the router already
+        has that interface), nothing was made, and the record lets go of the id: the
+        thing is someone else's, which this stack's rollback or delete must not remove
+        (Heat records an id only once the stack made the thing).  A call that got no
+        answer, or a server error, keeps the id: the thing may exist."""
+        self.runtime.claim_physical_id(self.name, ident)
+        try:
+            yield
+        except CloudFailure as error:
+            if 400 <= error.status < 500:
+                self.runtime.withdraw_physical_id(self.name, ident)
+            raise
 
 
 def _port_ids(value: Any) -> list[str]:

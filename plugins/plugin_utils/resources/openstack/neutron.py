@@ -877,9 +877,17 @@ class RouterInterface(NeutronResource):
         key, kind = ("subnet_id", "subnet") if properties.get("subnet") else ("port_id", "port")
         value = self._resolve(kind, properties[kind])
         ident = f"{router}:{key}={value}"
-        self.runtime.claim_physical_id(self.name, ident)
-        self.cloud.request(NEUTRON, "PUT", f"/routers/{router}/add_router_interface", {key: value})
+        with self.making(ident):
+            self.cloud.request(NEUTRON, "PUT", f"/routers/{router}/add_router_interface", {key: value})
         return Outcome(ident)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Reached only by Heat's converge (any change of a property replaces the
+        interface): one removed behind the stack's back is added again."""
+        if not self._present(current.physical_id):
+            router, key, value = _interface(current.physical_id)
+            self.cloud.request(NEUTRON, "PUT", f"/routers/{router}/add_router_interface", {key: value})
+        return Outcome(current.physical_id)
 
     def handle_delete(self, current: ResourceState) -> None:
         if not current.physical_id:
@@ -1010,9 +1018,9 @@ class FloatingIPAssociation(NeutronResource):
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         ident = _association_id()
-        self.runtime.claim_physical_id(self.name, ident)
         body = {k: v for k, v in properties.items() if k != "floatingip_id" and v is not None}
-        self._put(str(properties["floatingip_id"]), body)
+        with self.making(ident):
+            self._put(str(properties["floatingip_id"]), body)
         return Outcome(ident)
 
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:

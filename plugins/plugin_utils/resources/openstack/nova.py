@@ -1241,8 +1241,8 @@ class KeyPair(NovaResource):
             body["type"] = properties["type"]
         if properties.get("user"):
             body["user_id"] = properties["user"]
-        self.runtime.claim_physical_id(self.name, name)
-        made = self._nova("POST", "/os-keypairs", {"keypair": body})["keypair"]
+        with self.making(name):
+            made = self._nova("POST", "/os-keypairs", {"keypair": body})["keypair"]
         data: dict[str, Any] = {}
         private = made.get("private_key")
         if private and properties.get("save_private_key"):

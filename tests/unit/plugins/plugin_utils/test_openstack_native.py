@@ -220,6 +220,9 @@ class FakeRuntime:
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
 
+    def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
+        self.claimed.remove(physical_id)
+
     def sleep(self, seconds: float) -> None:
         pass
 
@@ -378,6 +381,49 @@ def test_a_router_sends_its_gateway_by_id_and_an_interface_has_heats_id() -> Non
     assert outcome.physical_id == "id-2:subnet_id=s1"
     assert cloud.writes()[-1] == ("PUT", "/routers/id-2/add_router_interface", {"subnet_id": "s1"})
     assert neutron._interface("r1:s1") == ("r1", "subnet_id", "s1")  # Heat's old ids
+
+
+class RefusingCloud(FakeCloud):
+    """Neutron refusing the writes (``status``: its answer's HTTP status)."""
+
+    def __init__(self, items: dict[str, dict[str, Any]], status: int) -> None:
+        super().__init__(items)
+        self.status = status
+
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                params: Any = None) -> Any:
+        if method != "GET":
+            self.sent.append((method, path, body))
+            raise CloudFailure("Router already has a port on subnet s1", self.status)
+        return super().request(service, method, path, body, params)
+
+
+@pytest.mark.parametrize("status, kept", [(400, []), (409, []), (500, ["r1:subnet_id=s1"]),
+                                          (0, ["r1:subnet_id=s1"])])
+def test_an_interface_the_router_already_has_is_not_claimed(status: int, kept: list[str]) -> None:
+    """Refused (4xx: another stack's interface on that subnet), the create lets go of the
+    id it recorded first, so that its rollback or delete leaves the interface alone; a
+    server error or no answer keeps it (the interface may have been made)."""
+    cloud = RefusingCloud({"r1": {"id": "r1", "name": "r1"}, "s1": {"id": "s1", "name": "s1"}}, status)
+    runtime = FakeRuntime(cloud)
+    interface = validate_properties(neutron.RouterInterface, {"router": "r1", "subnet": "s1"},
+                                    "resources.i.properties")
+    with pytest.raises(CloudFailure):
+        neutron.RouterInterface("i", runtime).handle_create(interface)
+    assert runtime.claimed == kept
+
+
+def test_converge_adds_a_router_interface_removed_behind_the_stacks_back() -> None:
+    cloud = FakeCloud({"r1": {"id": "r1", "name": "r1"}})
+    state = ResourceState("i", "OS::Neutron::RouterInterface", "CREATE", physical_id="r1:subnet_id=s1",
+                          properties={"router": "r1", "subnet": "s1"})
+    interface = neutron.RouterInterface("i", FakeRuntime(cloud))
+    cloud.items["p1"] = {"id": "p1", "device_id": "r1", "fixed_ips": [{"subnet_id": "s1"}]}
+    assert interface.handle_update(state, state.properties).physical_id == "r1:subnet_id=s1"
+    assert cloud.writes() == []  # still there: nothing to do
+    del cloud.items["p1"]
+    assert interface.handle_update(state, state.properties).physical_id == "r1:subnet_id=s1"
+    assert cloud.writes() == [("PUT", "/routers/r1/add_router_interface", {"subnet_id": "s1"})]
 
 
 @pytest.mark.parametrize("values, message", [

@@ -599,5 +599,30 @@ class FakeRuntime:
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
 
+    def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
+        self.claimed.remove(physical_id)
+
     def sleep(self, seconds: float) -> None:
         pass
+
+
+class TakenNames(FakeCloud):
+    """Nova, where the key pair name ``mine`` is taken."""
+
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                params: Any = None, microversion: str | None = None) -> Any:
+        if (method, path) == ("POST", "/os-keypairs") and body and body["keypair"]["name"] == "mine":
+            self.sent.append((method, path, body))
+            raise CloudFailure("Key pair 'mine' already exists.", 409)
+        return super().request(service, method, path, body, params, microversion)
+
+
+def test_a_key_pair_whose_name_is_taken_is_not_claimed() -> None:
+    """Heat records a key pair once it made it: a create refused because the name is
+    taken (a key pair made by hand) leaves no id that the stack's delete would remove."""
+    runtime = FakeRuntime(TakenNames())
+    properties = validate_properties(nova.KeyPair, {"name": "mine", "public_key": "ssh-ed25519 AAAA x"},
+                                     "resources.key.properties")
+    with pytest.raises(CloudFailure, match="already exists"):
+        nova.KeyPair("key", runtime).handle_create(properties)
+    assert runtime.claimed == []
