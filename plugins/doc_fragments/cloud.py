@@ -21,6 +21,13 @@ options:
       - The task opens one session with the cloud, the first time a resource
         needs it, and authenticates once for the whole task, nested stacks
         included; the token is never stored, shown or returned.
+      - Every call to the cloud, the authentication included, waits at most the
+        entry's C(api_timeout) (clouds.yaml) to connect and between two reads of
+        the answer, 60 seconds when the entry sets none. A task with a
+        O(hotplay.stacks.stack#module:timeout) also ends the calls in flight when it
+        is reached, and a cancelled task (time-out, SIGTERM, its controller gone)
+        sends no further call: a cloud that accepts connections and never answers
+        cannot hold the task, or the stack's lock, beyond them.
       - Set it once per play for every stack action with C(module_defaults)
         (C(group/hotplay.stacks.stacks)).
       - Needs the Python package C(openstacksdk) on the controller, only when the

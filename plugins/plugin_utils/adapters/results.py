@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.plan import Plan
+from ..resources.openstack.session import CloudSession
 from ..run.executor import Cancel, Event
 from ..run.hooks import pending_hooks
 from ..store.base import StackRecord, Store
@@ -114,8 +115,12 @@ def bad_sizes(args: dict[str, Any]) -> str:
     return ""
 
 
-def start_timer(seconds: float, cancel: Cancel) -> threading.Timer | None:
-    """Cancel the run with Heat's "Timed out" after ``seconds`` (0: never)."""
+def start_timer(seconds: float, cancel: Cancel, session: CloudSession | None = None) -> threading.Timer | None:
+    """Cancel the run with Heat's "Timed out" after ``seconds`` (0: never).
+    ``session``: the run's cloud session, whose calls then end by the same time, and
+    send nothing more once the run is cancelled (whatever the reason)."""
+    if session is not None:
+        session.limit(seconds, cancel)
     if seconds <= 0:
         return None
     timer = threading.Timer(seconds, cancel.trigger, args=("Timed out",))

@@ -33,6 +33,7 @@ from ..language.parameters import (
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import Resource, ResourceState, resource_class
 from ..resources.facades import check_against_facade, translate_replaced
+from ..resources.runtime import Cancelled
 from ..resources.base import handler_for as resource_handler
 from ..resources.runtime import PROJECT_ID, RuntimeContext
 from ..resources.properties import check_provider_properties, contains_unknown, validate_properties
@@ -738,6 +739,8 @@ def resolve_outputs(definition: StackDefinition) -> tuple[dict[str, Any], dict[s
             values[name] = resolve(output.value)
         except (HotplayError, KeyError, TypeError, ValueError) as error:
             errors[name] = str(error)
+        except Cancelled as error:  # a live attribute, read after the run's time ran out
+            errors[name] = f"not read: {error}"
     return values, errors
 
 

@@ -341,7 +341,7 @@ def _run_locked(
 ) -> StackResult:
     events: list[Event] = []
     sink = event_sink(events, progress)
-    timer = start_timer(request.timeout, cancel)
+    timer = start_timer(request.timeout, cancel, request.session)
     rolled_back: dict[str, Any] | None = None
     try:
         stack = store.find_stack(request.name) or store.create_stack(
@@ -447,6 +447,7 @@ def _roll_back_failure(
     if cancel.event.is_set():
         cancel.reset()  # a time-out stops the update, not the rollback
     host, cloud = run_options.host, run_options.cloud  # the same play host and cloud session
+    cloud.limit(0)  # nor the rollback's calls
     if action == "CREATE":
         options = RunOptions(failed.revision, cancel=cancel, max_workers=run_options.max_workers,
                              host=host, cloud=cloud)
@@ -562,7 +563,7 @@ def _delete_locked(
 ) -> StackResult:
     events: list[Event] = []
     sink = event_sink(events, progress)
-    timer = start_timer(request.timeout, cancel)
+    timer = start_timer(request.timeout, cancel, session)
     deadline = time.monotonic() + request.wait_for_hooks
     try:
         store.attach(existing.id)

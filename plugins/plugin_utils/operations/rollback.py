@@ -155,7 +155,7 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
 def _roll_back_locked(store: SealedStore, request: RollbackRequest, planned: _RollbackPlan,
                       cancel: Cancel, progress: ProgressCallback | None) -> StackResult:
     events: list[Event] = []
-    timer = start_timer(request.timeout, cancel)
+    timer = start_timer(request.timeout, cancel, request.session)
     target = planned.target
     try:
         store.attach(planned.stack.id)

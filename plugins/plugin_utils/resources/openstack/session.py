@@ -18,6 +18,13 @@ run, shared by every resource of the run (nested stacks included).
   bound for the cloud let eight slow calls to one service (Nova's volume
   attachments take seconds while servers boot) hold up every other service's calls
   and every status poll, each a step of some chain of the stack.
+- **A time limit on every call.** Each call (the authentication and the endpoint
+  discovery too) waits at most ``api_timeout`` seconds to connect and between two
+  reads of the answer: clouds.yaml's own setting of the cloud, ``DEFAULT_API_TIMEOUT``
+  when it has none.  A run with a time limit (the stack's ``timeout``) also ends each
+  call when the limit is reached, and a cancelled run (time-out, SIGTERM, its
+  controller gone) sends no further call: an endpoint that accepts connections and
+  never answers cannot hold the run, nor the stack's lock, past them.
 - **Answers in the API's own shapes.** ``request`` returns the JSON the service
   answered (Neutron's ``{"network": {...}}``), which is what Heat's attributes
   show; an error answer raises ``CloudFailure`` with the service's message.
@@ -27,11 +34,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ...errors import ResourceFailure, printable
+from ..runtime import Cancelled
 from .poller import IDS_PER_CALL, Lister, Poller
 
 T = TypeVar("T")
@@ -42,11 +51,23 @@ APP_NAME = "hotplay.stacks"
 # How many API calls of one run may be in flight to one service of a cloud at once.
 MAX_IN_FLIGHT = 8
 
+# Seconds a call waits to connect, and between two reads of its answer, when the
+# cloud's clouds.yaml entry sets no ``api_timeout``: a call that legitimately takes
+# longer has no place in the APIs these types use (their long work is asynchronous).
+DEFAULT_API_TIMEOUT = 60.0
+
 # The exception class names Heat's status reasons carry for HTTP answers (the
 # names of neutronclient's and keystoneauth's exceptions).
 _ERROR_TYPES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
                 409: "Conflict", 413: "OverQuota", 500: "InternalServerError",
                 503: "ServiceUnavailable"}
+
+
+class Cancellation(Protocol):
+    """A run's cancellation (run.executor.Cancel): set, with its reason."""
+
+    event: threading.Event
+    reason: str
 
 
 class CloudFailure(ResourceFailure):
@@ -82,6 +103,30 @@ class CloudSession:
         # What the run asked of the cloud, by "METHOD service": the figures a
         # benchmark reports (and tests check).
         self.calls: Counter[str] = Counter()
+        self._api_timeout = DEFAULT_API_TIMEOUT
+        # The run's time limit (time.monotonic()) and its cancellation.
+        self._deadline: float | None = None
+        self._cancel: Cancellation | None = None
+
+    # -- the run's limits --------------------------------------------------------------
+    def limit(self, seconds: float, cancel: Cancellation | None = None) -> None:
+        """Calls end ``seconds`` from now (0: no limit, as for the rollback after a
+        time-out), and none is sent while ``cancel`` is set."""
+        self._deadline = time.monotonic() + seconds if seconds > 0 else None
+        if cancel is not None:
+            self._cancel = cancel
+
+    def _time_left(self) -> float:
+        """How long the next call may wait; raises ``Cancelled`` when the run was
+        cancelled or its time is up."""
+        if self._cancel is not None and self._cancel.event.is_set():
+            raise Cancelled(self._cancel.reason or "Cancelled")
+        if self._deadline is None:
+            return self._api_timeout
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise Cancelled("Timed out")
+        return min(self._api_timeout, left)
 
     # -- the connection ------------------------------------------------------------------
     @property
@@ -100,10 +145,17 @@ class CloudSession:
                                    "on the controller (pip install openstacksdk)") from None
             try:
                 # The User-Agent names hotplay: a cloud's logs tell its requests apart.
-                connection = openstack.connect(cloud=self.cloud, app_name=APP_NAME)
+                region = openstack.config.get_cloud_region(cloud=self.cloud, app_name=APP_NAME)
+                self._api_timeout = float(region.config.get("api_timeout") or DEFAULT_API_TIMEOUT)
+                # The session's own limit (the authentication's, the discovery's, a
+                # token's renewal's) is this run's first call's.
+                region.config["api_timeout"] = self._time_left()
+                connection = openstack.connection.Connection(config=region)
                 # The one password authentication of the run, before any thread can
                 # race to it; keystoneauth keeps (and renews) the token from here.
-                connection.authorize()
+                self._timed(connection.authorize)
+            except Cancelled:
+                raise
             except Exception as failure:  # noqa: BLE001 - config and auth errors vary
                 # The cloud's name comes from the task or clouds.yaml: escaped, as
                 # openstacksdk's own words may repeat it.
@@ -111,6 +163,16 @@ class CloudSession:
                                              f"{_without_secrets(failure)}")) from None
             self._connection = connection
         return self._connection
+
+    def _timed(self, call: Callable[[], T]) -> T:
+        """``call()`` (a call of the session's own: the authentication, a discovery);
+        its failure once the run's time is up is the run's time-out."""
+        self._time_left()
+        try:
+            return call()
+        except Exception:
+            self._time_left()
+            raise
 
     @property
     def project_id(self) -> str:
@@ -126,7 +188,7 @@ class CloudSession:
             proxy = self._proxies.get(service)
             if proxy is None:
                 proxy = getattr(self._connect(), service)
-                proxy.get_endpoint()  # discovery now, while the lock is held
+                self._timed(proxy.get_endpoint)  # discovery now, while the lock is held
                 self._proxies[service] = proxy
             slots = self._slots.get(service)
             if slots is None:
@@ -183,8 +245,11 @@ class CloudSession:
             self.calls[f"{method} {service}"] += 1
             try:
                 response = proxy.request(path, method, json=body, params=params, raise_exc=False,
-                                         **extra)
+                                         timeout=self._time_left(), **extra)
+            except Cancelled:
+                raise
             except Exception as failure:  # noqa: BLE001 - keystoneauth's connection errors
+                self._time_left()  # the run's time ran out during the call: Heat's "Timed out"
                 raise CloudFailure(f"{method} {path}: {_without_secrets(failure)}") from None
         if response.status_code >= 400:
             raise CloudFailure(_error_message(response), response.status_code)

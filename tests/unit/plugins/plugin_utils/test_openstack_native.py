@@ -7,11 +7,13 @@ they do on a real cloud is tested in tests/cloud/test_native_neutron.py."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -41,6 +43,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.constraints import (
     check_custom_constraint,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack import session as session_module
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.poller import Poller
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import (
     CloudFailure,
@@ -49,6 +52,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.properties import (
     validate_properties,
 )
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.runtime import Cancelled
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.run.executor import Cancel
 
 NATIVE = ("OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port",
           "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule", "OS::Neutron::Router",
@@ -768,3 +773,72 @@ def test_a_password_in_the_auth_url_and_escapes_in_the_cloud_name_are_never_show
     assert message.startswith("cloud \\x1b[31mred: "), message
     assert "Auth-Url-Pw-3" not in message and "\x1b" not in message
     assert "http://******@127.0.0.1:9/v3" in message, message
+
+
+@contextlib.contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """A listener that accepts connections and never answers: a hung cloud API."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v3"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in accepted:
+            connection.close()
+        listener.close()
+
+
+def silent_cloud(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, auth_url: str, api_timeout: str = "") -> None:
+    clouds = tmp_path / "clouds.yaml"
+    clouds.write_text(
+        "clouds:\n  silent:\n    auth:\n"
+        f"      auth_url: {auth_url}\n"
+        "      username: admin\n      password: x\n      project_name: admin\n"
+        "      user_domain_name: Default\n      project_domain_name: Default\n"
+        + (f"    api_timeout: {api_timeout}\n" if api_timeout else ""))
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(clouds))
+
+
+@pytest.mark.filterwarnings("ignore::openstack.warnings.RemovedInSDK60Warning")
+def test_a_cloud_that_never_answers_fails_the_call_after_the_default_api_timeout(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40, item 3: a clouds.yaml entry with no api_timeout gets the collection's
+    (a second here instead of a minute): each call, the login too, ends by it."""
+    monkeypatch.setattr(session_module, "DEFAULT_API_TIMEOUT", 1.0)
+    with silent_endpoint() as url:
+        silent_cloud(tmp_path, monkeypatch, url)
+        with pytest.raises(CloudFailure) as raised:
+            CloudSession("silent").request("network", "GET", "/networks")
+    assert "timed out" in str(raised.value).lower(), raised.value
+
+
+@pytest.mark.filterwarnings("ignore::openstack.warnings.RemovedInSDK60Warning")
+def test_a_run_whose_time_is_up_ends_its_call_to_a_silent_cloud_as_timed_out(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack's timeout (1 s here) ends a call that the api_timeout (an hour here)
+    would let wait; a cancelled run sends no call at all."""
+    with silent_endpoint() as url:
+        silent_cloud(tmp_path, monkeypatch, url, "3600")
+        cancel = Cancel()
+        session = CloudSession("silent")
+        session.limit(1, cancel)
+        with pytest.raises(Cancelled, match="Timed out"):
+            session.request("network", "GET", "/networks")
+    cancel.trigger("Interrupted by SIGTERM")
+    session.limit(0, cancel)
+    with pytest.raises(Cancelled, match="Interrupted by SIGTERM"):
+        session.request("network", "GET", "/networks")
