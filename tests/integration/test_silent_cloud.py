@@ -1,14 +1,18 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 40, item 3: a cloud endpoint that accepts connections and never answers.
+"""Issue 40, items 3 and 7: a cloud endpoint that accepts connections and never
+answers, and one that refuses the login.
 
 A stack of a native OpenStack type, its ``timeout`` 5 s, against a clouds.yaml whose
-Keystone is such a listener (no cloud needed): the task ends with Heat's "Timed out"
-instead of hanging in the login (it ran for minutes, and its worker kept the stack's
-lock), no process of the job is left, and the next job gets the stack."""
+Keystone is such a listener (no cloud needed): the task ends when its timeout is
+reached, with one message, instead of hanging in the login (it ran for minutes, and
+its worker kept the stack's lock); no process of the job is left, and the next job
+gets the stack.  The login comes before anything of the stack is recorded: a
+refused one, like a silent one, records no stack."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -24,6 +28,15 @@ resources:
   net:
     type: OS::Neutron::Net
 """
+# Heat's abandon data of a stack of TEMPLATE.
+ABANDONED = {
+    "name": "web", "id": "dddddddd-0000-4000-8000-000000000005", "action": "CREATE",
+    "status": "COMPLETE", "environment": {"parameters": {}},
+    "template": {"heat_template_version": "2018-08-31", "resources": {"net": {"type": "OS::Neutron::Net"}}},
+    "files": {}, "project_id": "demo", "stack_user_project_id": "x", "tags": [],
+    "resources": {"net": {"name": "net", "resource_id": "6a1c1a52-51d5-4b3a-9a4f-2b8e0c7d0e11",
+                          "type": "OS::Neutron::Net", "action": "CREATE", "status": "COMPLETE",
+                          "metadata": {}, "resource_data": {}}}}
 
 
 @pytest.fixture
@@ -63,17 +76,22 @@ def job_processes(playbook: Path) -> list[int]:
     return found
 
 
-def test_a_silent_cloud_ends_the_task_at_its_timeout_and_leaves_the_stack_free(
-        tmp_path: Path, run_tasks, silent_keystone: str) -> None:
+def silent_clouds(tmp_path: Path, auth_url: str) -> Path:
+    """A clouds.yaml of the cloud ``silent`` whose Keystone is at ``auth_url``; its
+    api_timeout an hour: only the task's timeout can end a call in time."""
     clouds = tmp_path / "clouds.yaml"
-    # An hour of api_timeout: only the stack's timeout can end the login in time.
     clouds.write_text(
         "clouds:\n  silent:\n    api_timeout: 3600\n    auth:\n"
-        f"      auth_url: {silent_keystone}\n"
+        f"      auth_url: {auth_url}\n"
         "      username: demo\n      password: x\n      project_name: demo\n"
         "      user_domain_name: Default\n      project_domain_name: Default\n")
+    return clouds
+
+
+def test_a_silent_cloud_ends_the_task_at_its_timeout_and_records_no_stack(
+        tmp_path: Path, run_tasks, silent_keystone: str) -> None:
     (tmp_path / "net.yaml").write_text(TEMPLATE)
-    env = {"OS_CLIENT_CONFIG_FILE": str(clouds)}
+    env = {"OS_CLIENT_CONFIG_FILE": str(silent_clouds(tmp_path, silent_keystone))}
     task = {"name": "apply", "register": "applied",
             "hotplay.stacks.stack": {"name": "silent", "template": str(tmp_path / "net.yaml"),
                                      "cloud": "silent", "timeout": 5}}
@@ -81,17 +99,57 @@ def test_a_silent_cloud_ends_the_task_at_its_timeout_and_leaves_the_stack_free(
     run = run_tasks([task], name="apply", env=env)
     took = time.monotonic() - began
     applied = run.results["applied"]
-    assert applied["failed"] and applied["stack_status"] == "CREATE_FAILED", applied
-    assert applied["stack_status_reason"] == "Timed out", applied["stack_status_reason"]
-    # Not the login's hour: the run ended by its own time limit (generously measured:
+    assert applied["failed"] and "stack_status" not in applied, applied
+    assert applied["msg"] == "cloud silent: no answer within the task's timeout", applied["msg"]
+    # Not the login's hour: the task ended by its own time limit (generously measured:
     # a loaded machine takes seconds to start ansible-playbook).
     assert took < 120, f"the task took {took:.0f} s"
     assert job_processes(tmp_path / "apply.yml") == []
+    assert run_tasks([{"name": "info", "register": "info", "hotplay.stacks.stack_info": {"name": "silent"}}],
+                     name="info").results["info"]["exists"] is False
 
-    # The next job gets the stack (its lock was let go) and deletes it: nothing was made.
+
+
+def test_a_silent_cloud_ends_a_delete_at_its_timeout_and_the_next_job_gets_the_stack(
+        tmp_path: Path, run_tasks, silent_keystone: str) -> None:
+    """The cloud goes silent during the run (a delete of a stack adopted from Heat's
+    abandon data, which asks the cloud nothing): Heat's "Timed out", and the stack's
+    lock is let go with the job (the next delete is not refused as locked)."""
+    env = {"OS_CLIENT_CONFIG_FILE": str(silent_clouds(tmp_path, silent_keystone))}
+    (tmp_path / "web.json").write_text(json.dumps(ABANDONED))
+    adopted = run_tasks([{"name": "adopt", "register": "adopted",
+                          "hotplay.stacks.stack_adopt": {"abandon_file": str(tmp_path / "web.json")}}],
+                        name="adopt", env=env).results["adopted"]
+    assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")
     delete = {"name": "delete", "register": "deleted",
-              "hotplay.stacks.stack": {"name": "silent", "state": "absent", "cloud": "silent",
-                                       "timeout": 5}}
+              "hotplay.stacks.stack": {"name": "web", "state": "absent", "cloud": "silent", "timeout": 5}}
+    began = time.monotonic()
     deleted = run_tasks([delete], name="delete", env=env).results["deleted"]
-    assert not deleted.get("failed"), deleted.get("msg")
-    assert deleted["stack_status"] == "DELETE_COMPLETE", deleted
+    took = time.monotonic() - began
+    assert deleted["failed"] and deleted["stack_status"] == "DELETE_FAILED", deleted
+    assert deleted["stack_status_reason"] == "Resource DELETE failed: DELETE aborted (Timed out)", \
+        deleted["stack_status_reason"]
+    assert took < 120, f"the task took {took:.0f} s"
+    assert job_processes(tmp_path / "delete.yml") == []
+    again = run_tasks([delete], name="again", env=env).results["deleted"]
+    assert again["stack_status"] == "DELETE_FAILED", again.get("msg")  # not refused as locked
+
+def test_a_refused_login_records_no_stack(tmp_path: Path, run_tasks) -> None:
+    """Issue 40, item 7: a cloud whose login fails (nothing listens at its auth URL)
+    fails the task as a validation error does, and records no stack (it recorded a
+    CREATE_FAILED stack where nothing was made)."""
+    clouds = tmp_path / "clouds.yaml"
+    clouds.write_text(
+        "clouds:\n  closed:\n    auth:\n      auth_url: http://127.0.0.1:9/v3\n"
+        "      username: demo\n      password: x\n      project_name: demo\n"
+        "      user_domain_name: Default\n      project_domain_name: Default\n")
+    (tmp_path / "net.yaml").write_text(TEMPLATE)
+    tasks = [{"name": "apply", "register": "applied",
+              "hotplay.stacks.stack": {"name": "closed", "template": str(tmp_path / "net.yaml"),
+                                       "cloud": "closed"}},
+             {"name": "info", "register": "info", "hotplay.stacks.stack_info": {"name": "closed"}}]
+    run = run_tasks(tasks, env={"OS_CLIENT_CONFIG_FILE": str(clouds)})
+    applied, info = run.results["applied"], run.results["info"]
+    assert applied["failed"] and applied["msg"].startswith("cloud closed: "), applied["msg"]
+    assert "stack_status" not in applied, applied
+    assert info["exists"] is False, info

@@ -160,6 +160,7 @@ def apply_stack(
     """Create the stack, or bring it to the new definition; nothing when unchanged."""
     store = sealed(store)
     with cloud_session(request.cloud) as session:
+        session.limit(request.timeout)  # the validation's calls too (the run's from its start)
         request = replace(request, session=session)
         prepared = _prepare(store, request)
         result = _without_run(store, request, prepared)

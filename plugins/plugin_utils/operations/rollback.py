@@ -96,6 +96,7 @@ def rollback_stack(
     check_parameter_sizes(request.parameters)
     store = sealed(store)
     session = CloudSession(request.cloud)
+    session.limit(request.timeout)  # the preview's calls too (the run's from its start)
     try:
         return _rollback(store, replace(request, session=session), holder, progress)
     finally:

@@ -265,10 +265,17 @@ class RunRuntime:
         """Heat's custom constraints that ask the cloud, for every resource of
         ``definition`` whose properties are known before anything runs (the others
         are looked up when they are: Heat's RESOLVE rules).  Reads only: check mode
-        runs it too.  Raises StackValidationFailed with Heat's words."""
-        for defn in definition.resources.values():
-            check = getattr(handler_for(defn, self), "validate_with_cloud", None)
-            if check is not None and defn.known_properties is not None:
+        runs it too.  Raises StackValidationFailed with Heat's words.
+
+        The session logs in first when the stack has such a type: a cloud that
+        refuses the login (an unknown cloud, a wrong password) fails the task as a
+        validation error does, before anything of the stack is recorded."""
+        checks = [(defn, check) for defn in definition.resources.values()
+                  if (check := getattr(handler_for(defn, self), "validate_with_cloud", None)) is not None]
+        if checks:
+            self.cloud.login()
+        for defn, check in checks:
+            if defn.known_properties is not None:
                 check(defn.known_properties, f"resources.{defn.name}.properties")
 
     @property

@@ -69,6 +69,8 @@ class Cancellation(Protocol):
     event: threading.Event
     reason: str
 
+    def trigger(self, reason: str) -> None: ...
+
 
 class CloudFailure(ResourceFailure):
     """An API call the cloud refused or failed; ``status`` is its HTTP status (0 when
@@ -111,7 +113,9 @@ class CloudSession:
     # -- the run's limits --------------------------------------------------------------
     def limit(self, seconds: float, cancel: Cancellation | None = None) -> None:
         """Calls end ``seconds`` from now (0: no limit, as for the rollback after a
-        time-out), and none is sent while ``cancel`` is set."""
+        time-out), and none is sent while ``cancel`` is set.  Before the run (its
+        validation, no ``cancel`` yet), a call the limit ends fails as a refused
+        login does; in the run, it ends as Heat's "Timed out"."""
         self._deadline = time.monotonic() + seconds if seconds > 0 else None
         if cancel is not None:
             self._cancel = cancel
@@ -125,6 +129,9 @@ class CloudSession:
             return self._api_timeout
         left = self._deadline - time.monotonic()
         if left <= 0:
+            if self._cancel is None:  # before the run (its validation): nothing is recorded
+                raise CloudFailure("no answer within the task's timeout")
+            self._cancel.trigger("Timed out")  # the run's timer may be a moment behind
             raise Cancelled("Timed out")
         return min(self._api_timeout, left)
 
@@ -173,6 +180,11 @@ class CloudSession:
         except Exception:
             self._time_left()
             raise
+
+    def login(self) -> None:
+        """Connect and authenticate now, if the session has not yet."""
+        with self._lock:
+            self._connect()
 
     @property
     def project_id(self) -> str:

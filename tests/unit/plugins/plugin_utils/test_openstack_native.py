@@ -838,6 +838,8 @@ def test_a_run_whose_time_is_up_ends_its_call_to_a_silent_cloud_as_timed_out(
         session.limit(1, cancel)
         with pytest.raises(Cancelled, match="Timed out"):
             session.request("network", "GET", "/networks")
+    assert cancel.reason == "Timed out"  # the run is cancelled at once, its timer or not
+    cancel.reset()
     cancel.trigger("Interrupted by SIGTERM")
     session.limit(0, cancel)
     with pytest.raises(Cancelled, match="Interrupted by SIGTERM"):
