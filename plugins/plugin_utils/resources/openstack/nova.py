@@ -46,7 +46,7 @@ from .base import OpenStackResource, _values_at, attributes_from_facade, propert
 from .constraints import NEUTRON_KINDS, NotFoundByNameOrId, check_custom_constraint, find_neutron_id
 from .server_networks import Entry, NetworksChange, calculate_networks, interface_entry, port_extra_body
 from .session import CloudFailure, CloudSession
-from .user_data import encoded_user_data
+from .user_data import encoded_user_data, server_user_data
 
 COMPUTE = "compute"
 IMAGE_SERVICE = "image"
@@ -459,7 +459,7 @@ class Server(NovaResource):
         body.update({key: value for key, value in optional.items() if value is not None})
         if properties.get("metadata"):
             body["metadata"] = serialized_metadata(properties["metadata"])
-        user_data = encoded_user_data(properties)
+        user_data = self._user_data(properties)
         if user_data:
             body["user_data"] = user_data
         if properties.get("security_groups"):
@@ -594,7 +594,7 @@ class Server(NovaResource):
             self._resize(ident, str(new["flavor"]))
         if "user_data" in changed and new.get("user_data_update_policy") == "REBUILD":
             self._rebuild(ident, {"imageRef": (live.get("image") or {}).get("id") or "",
-                                  "user_data": encoded_user_data(new)})
+                                  "user_data": self._user_data(new)})
         if "image" in changed:
             self._rebuild(ident, self._rebuild_body(new))
         return Outcome(ident, {**current.data, "internal_ports": internal, "attributes": {"name": name}})
@@ -780,6 +780,17 @@ class Server(NovaResource):
         if properties.get("metadata") is not None:
             body["metadata"] = serialized_metadata(properties["metadata"])
         return body
+
+    def _user_data(self, properties: Mapping[str, Any]) -> str:
+        """The user data Nova takes (base64 of the text Heat builds).  When it holds a
+        secret (a hidden parameter put into it), the texts derived from it are secrets
+        too: Nova shows the base64 back (the ``show`` attribute), where the secret's
+        own text is not found, so it would be neither masked nor sealed."""
+        encoded = encoded_user_data(properties)
+        if encoded and self.runtime.secrets.found_in(properties.get("user_data")):
+            self.runtime.secrets.add(server_user_data(properties))
+            self.runtime.secrets.add(encoded)
+        return encoded
 
     def _rebuild(self, ident: str, body: Mapping[str, Any]) -> None:
         """Heat's rebuild: the action (its answer, which holds a password, is not

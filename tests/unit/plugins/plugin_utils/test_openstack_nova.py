@@ -585,6 +585,19 @@ class InterfacesCloud(FakeCloud):
         return {"interfaceAttachment": self.plug(port, request.get("net_id") or NET_ID, address)}
 
 
+class FakeSecrets:
+    """``runtime.secrets``: the values kept secret (``known``), found as substrings."""
+
+    def __init__(self, *known: str) -> None:
+        self.known = list(known)
+
+    def add(self, value: str) -> None:
+        self.known.append(value)
+
+    def found_in(self, value: Any) -> bool:
+        return isinstance(value, str) and any(secret in value for secret in self.known)
+
+
 class FakeRuntime:
     stack_name = "st"
     stack_id = "stack-id"
@@ -592,6 +605,7 @@ class FakeRuntime:
     def __init__(self, cloud: FakeCloud) -> None:
         self.cloud = cloud
         self.claimed: list[str] = []
+        self.secrets = FakeSecrets()
 
     def physical_name(self, resource_name: str) -> str:
         return f"st-{resource_name}-abcdefghijkl"
@@ -626,3 +640,20 @@ def test_a_key_pair_whose_name_is_taken_is_not_claimed() -> None:
     with pytest.raises(CloudFailure, match="already exists"):
         nova.KeyPair("key", runtime).handle_create(properties)
     assert runtime.claimed == []
+
+
+def test_user_data_holding_a_secret_makes_its_encoded_forms_secret() -> None:
+    """Issue 40, item 5: a hidden value put into user_data is sent base64-encoded, and
+    Nova shows that text back (``show``): it is a secret too, so it is masked in what
+    the task shows and sealed in the store like the value itself."""
+    cloud = FakeCloud()
+    runtime = FakeRuntime(cloud)
+    runtime.secrets = FakeSecrets("s3cr3t-pw")
+    properties = server_properties(user_data="#!/bin/sh\necho s3cr3t-pw > /etc/pw\n")
+    nova.Server("web", runtime).handle_create(properties)
+    sent = cloud.creates[0][0]["server"]["user_data"]
+    assert "s3cr3t-pw" in base64.b64decode(sent).decode()
+    assert runtime.secrets.found_in(sent)  # the base64 text Nova shows back
+    plain = FakeRuntime(FakeCloud())
+    nova.Server("web", plain).handle_create(server_properties(user_data="#!/bin/sh\necho hi\n"))
+    assert plain.secrets.known == []  # user data with no secret stays as it is
