@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import BIN, HARNESS_ENV, INSTALLED, assert_worker_quiet, dump_task, write_template
@@ -55,7 +59,18 @@ TEMPLATE = """\
     """
 
 
-def apply(tmp_path: Path, store_url: str, template: Path, name: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """The hosts' temporary directory, the test's own: what is left in it is this run's
+    and no other test's (tests beside it make scratch directories in /tmp too).  A short
+    path: ansible-playbook's RPC server puts its Unix socket there (108 bytes at most)."""
+    folder = Path(tempfile.mkdtemp(prefix="hotplay-scratch-"))
+    yield folder
+    shutil.rmtree(folder)
+
+
+def apply(tmp_path: Path, store_url: str, template: Path, name: str,
+          scratch: Path) -> subprocess.CompletedProcess[str]:
     hosts = {host: {"ansible_connection": "local", "hotplay_state_dir": str(tmp_path / "state" / host),
                     "ansible_python_interpreter": str(BIN / "python")} for host in HOSTS}
     inventory = tmp_path / "inventory.yml"
@@ -71,12 +86,9 @@ def apply(tmp_path: Path, store_url: str, template: Path, name: str) -> subproce
              ]}]
     playbook = tmp_path / f"{name}.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
-    # The hosts' temporary directory is the test's own, so what is left in it is this
-    # run's and no other test's (tests beside it make scratch directories in /tmp too).
-    (tmp_path / "scratch").mkdir()
     environment = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED), "ANSIBLE_NOCOLOR": "1",
                    "ANSIBLE_PYTHON_INTERPRETER": str(BIN / "python"), "PYTHONDEVMODE": "1",
-                   "ANSIBLE_LOCALHOST_WARNING": "false", "TMPDIR": str(tmp_path / "scratch"),
+                   "ANSIBLE_LOCALHOST_WARNING": "false", "TMPDIR": str(scratch),
                    **HARNESS_ENV}
     environment.pop("PYTHONPATH", None)
     run = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook)],
@@ -86,10 +98,11 @@ def apply(tmp_path: Path, store_url: str, template: Path, name: str) -> subproce
     return run
 
 
-def test_playbook_config_runs_on_every_server_of_the_group(tmp_path: Path, store_url: str) -> None:
+def test_playbook_config_runs_on_every_server_of_the_group(tmp_path: Path, store_url: str,
+                                                           scratch: Path) -> None:
     (tmp_path / "hosts").mkdir()
     template = write_template(tmp_path, "fleet.yaml", TEMPLATE)
-    run = apply(tmp_path, store_url, template, "fleet")
+    run = apply(tmp_path, store_url, template, "fleet", scratch)
     result = json.loads((tmp_path / "fleet.json").read_text())
     assert result["stack_status"] == "CREATE_COMPLETE", result.get("msg") or run.stdout
     assert result["outputs"]["results"] == {"h1": "fooooo", "h2": "fooooo"}
@@ -97,15 +110,15 @@ def test_playbook_config_runs_on_every_server_of_the_group(tmp_path: Path, store
     for host in HOSTS:
         assert (tmp_path / "hosts" / f"{host}.txt").read_text() == f"fooooo on {host}"
     # The outputs' scratch directory is gone from the hosts.
-    assert not list((tmp_path / "scratch").glob("hotplay-outputs-*"))
+    assert not list(scratch.glob("hotplay-outputs-*"))
 
 
-def test_undefined_variable_is_named_with_its_task(tmp_path: Path, store_url: str) -> None:
+def test_undefined_variable_is_named_with_its_task(tmp_path: Path, store_url: str, scratch: Path) -> None:
     (tmp_path / "hosts").mkdir()
     text = TEMPLATE.replace('content="{{ foo }}" dest={{ heat_outputs_path }}',
                             'content="{{ bar }}" dest={{ heat_outputs_path }}')
     template = write_template(tmp_path, "fleet.yaml", text)
-    apply(tmp_path, store_url, template, "broken")
+    apply(tmp_path, store_url, template, "broken", scratch)
     result = json.loads((tmp_path / "broken.json").read_text())
     assert result["stack_status"] == "CREATE_FAILED"
     message = result["stack_status_reason"]
