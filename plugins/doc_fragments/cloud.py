@@ -26,7 +26,7 @@ options:
         the answer, 60 seconds when the entry sets none. A task with a
         O(hotplay.stacks.stack#module:timeout) also ends the calls in flight when it
         is reached, and a cancelled task (time-out, SIGTERM, its controller gone)
-        sends no further call: a cloud that accepts connections and never answers
+        sends no further call; so a cloud that accepts connections and never answers
         cannot hold the task, or the stack's lock, beyond them.
       - Set it once per play for every stack action with C(module_defaults)
         (C(group/hotplay.stacks.stacks)).

@@ -109,7 +109,6 @@ def test_a_silent_cloud_ends_the_task_at_its_timeout_and_records_no_stack(
                      name="info").results["info"]["exists"] is False
 
 
-
 def test_a_silent_cloud_ends_a_delete_at_its_timeout_and_the_next_job_gets_the_stack(
         tmp_path: Path, run_tasks, silent_keystone: str) -> None:
     """The cloud goes silent during the run (a delete of a stack adopted from Heat's
@@ -133,6 +132,7 @@ def test_a_silent_cloud_ends_a_delete_at_its_timeout_and_the_next_job_gets_the_s
     assert job_processes(tmp_path / "delete.yml") == []
     again = run_tasks([delete], name="again", env=env).results["deleted"]
     assert again["stack_status"] == "DELETE_FAILED", again.get("msg")  # not refused as locked
+
 
 def test_a_refused_login_records_no_stack(tmp_path: Path, run_tasks) -> None:
     """Issue 40, item 7: a cloud whose login fails (nothing listens at its auth URL)
