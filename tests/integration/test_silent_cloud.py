@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from silent_endpoint import silent_endpoint
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -42,26 +41,8 @@ ABANDONED = {
 @pytest.fixture
 def silent_keystone() -> Iterator[str]:
     """The auth URL of a listener that accepts every connection and never answers."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                accepted.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v3"
-    stop.set()
-    thread.join()
-    for connection in accepted:
-        connection.close()
-    listener.close()
+    with silent_endpoint() as url:
+        yield url
 
 
 def job_processes(playbook: Path) -> list[int]:

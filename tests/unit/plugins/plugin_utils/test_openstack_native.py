@@ -7,16 +7,15 @@ they do on a real cloud is tested in tests/cloud/test_native_neutron.py."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from silent_endpoint import silent_endpoint
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import (
     ResourceFailure,
@@ -773,33 +772,6 @@ def test_a_password_in_the_auth_url_and_escapes_in_the_cloud_name_are_never_show
     assert message.startswith("cloud \\x1b[31mred: "), message
     assert "Auth-Url-Pw-3" not in message and "\x1b" not in message
     assert "http://******@127.0.0.1:9/v3" in message, message
-
-
-@contextlib.contextmanager
-def silent_endpoint() -> Iterator[str]:
-    """A listener that accepts connections and never answers: a hung cloud API."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                accepted.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v3"
-    finally:
-        stop.set()
-        thread.join()
-        for connection in accepted:
-            connection.close()
-        listener.close()
 
 
 def silent_cloud(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, auth_url: str, api_timeout: str = "") -> None:
