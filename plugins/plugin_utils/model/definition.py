@@ -33,9 +33,8 @@ from ..language.parameters import (
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import Resource, ResourceState, resource_class
 from ..resources.facades import check_against_facade, translate_replaced
-from ..resources.runtime import Cancelled
 from ..resources.base import handler_for as resource_handler
-from ..resources.runtime import PROJECT_ID, RuntimeContext
+from ..resources.runtime import PROJECT_ID, Cancelled, RuntimeContext
 from ..resources.properties import check_provider_properties, contains_unknown, validate_properties
 from ..language.template.hot import HotTemplate
 from ..language.template.loader import TemplateSource, load_template_yaml
