@@ -13,6 +13,9 @@ ln -sfn "$root" .build/collections/ansible_collections/hotplay/stacks
 export PYTHONPATH="$root/.build/collections${PYTHONPATH:+:$PYTHONPATH}"
 export HOTPLAY_REPO="$root"
 export PATH="$root/.venv/bin:$PATH"
+# Every ansible-playbook the tests start keeps the collection's compiled modules there
+# (tests/startup/hotplay_bytecode_cache.py: ansible-core's collection loader keeps none).
+export HOTPLAY_TEST_BYTECODE_CACHE="$root/.build/bytecode-cache"
 
 # HOTPLAY_RESULTS (scripts/test_all.sh sets it): each phase's JUnit file goes there,
 # for the summary at the end of `make test`.

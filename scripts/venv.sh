@@ -20,4 +20,9 @@ fi
 "$python" -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet -r requirements-dev.txt
+# For the tests' speed only: tests/startup/hotplay_bytecode_cache.py, a bytecode cache for
+# ansible-core's collection loader, imported at every start of the venv's Python and
+# active only where scripts/test.sh sets HOTPLAY_TEST_BYTECODE_CACHE.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+printf '%s\nimport hotplay_bytecode_cache\n' "$PWD/tests/startup" > "$site/hotplay_tests.pth"
 touch .venv/bin/.installed
