@@ -11,7 +11,7 @@ DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
 venv: $(BIN)/.installed
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
+$(BIN)/.installed: requirements.txt requirements-dev.txt scripts/venv.sh
 	bash scripts/venv.sh $(PYTHON)
 
 # The collection as users install it: built with ansible-galaxy, installed from the tarball.
