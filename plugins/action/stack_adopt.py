@@ -41,6 +41,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "file_roots": {"type": "list", "elements": "path", "default": []},
     "nested_depth": {"type": "int", "default": 0},
     "unmanaged": {"type": "str", "choices": ["refuse", "read_only"], "default": "refuse"},
+    "other_projects": {"type": "bool", "default": False},
     "store": {"type": "str"},
     "store_key": STORE_KEY_OPTION,
 }
@@ -63,7 +64,7 @@ class ActionModule(StackAction):
             parameters=args["parameters"],
             file_roots=[self.local_path(p) for p in args["file_roots"]],
             check_mode=self.check_mode, nested_depth=args["nested_depth"], host=self.host,
-            unmanaged=args["unmanaged"], cloud=args["cloud"],
+            unmanaged=args["unmanaged"], cloud=args["cloud"], other_projects=args["other_projects"],
         )
         with self.task_store(args) as store, self._names(args) as read_name:
             request = replace(request, read_name=read_name)

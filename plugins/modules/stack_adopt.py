@@ -93,7 +93,20 @@ options:
       - The cloud of the native OpenStack types, as O(hotplay.stacks.stack#module:cloud)
         is for an apply (their attributes, in the outputs, are read from it). Not
         given, openstacksdk's own choice (E(OS_CLOUD), or the E(OS_*) variables).
+      - Each physical id of a native type is checked there before anything is
+        recorded, since the abandon data comes from elsewhere and this stack's updates
+        and delete act on what it names. The id must have the shape of that type's ids
+        (a UUID for most), name a thing of that type the cloud shows to this session,
+        and belong to the session's project (see O(other_projects)). Heat itself
+        checks none of this.
     type: str
+  other_projects:
+    description:
+      - Whether the physical ids of native OpenStack types may name another project's
+        resources (an admin adopting a stack of another project). By default such an
+        id refuses the adoption, naming the resource and the project.
+    type: bool
+    default: false
   stack:
     description:
       - The stack's name in Heat, with O(cloud).

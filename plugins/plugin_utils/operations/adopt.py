@@ -84,9 +84,12 @@ class AdoptRequest:
     # for the resources adopted into provider templates that name what they manage.
     read_name: NameReader | None = None
     # The cloud of the native OpenStack types (a clouds.yaml entry; None: openstacksdk's
-    # OS_* variables), as for an apply: adopting records Heat's ids and asks it nothing,
-    # but the outputs (get_attr) are read from it, and a preview shows them too.
+    # OS_* variables), as for an apply: each of Heat's ids is looked up there as its
+    # type, and the outputs (get_attr) are read from it, in a preview too.
     cloud: str | None = None
+    # Whether Heat's ids may name another project's resources (an admin adopting a
+    # stack of another project); otherwise such an id refuses the adoption.
+    other_projects: bool = False
 
 
 def adopt_stack(store: Store, request: AdoptRequest, holder: str,
@@ -138,9 +141,9 @@ def _adopt_into(scratch: SealedStore, request: AdoptRequest, definition: StackDe
     # the abandon data brings (it is input from elsewhere): without them, no host.
     host = request.host if request.template else None
     with cloud_session(request.cloud) as session:
-        run = StackRun(scratch, stack, sink, options=RunOptions(revision, adopt=request.abandoned,
-                                                                host=host, cloud=session,
-                                                                preview=request.check_mode))
+        options = RunOptions(revision, adopt=request.abandoned, host=host, cloud=session,
+                             preview=request.check_mode, adopt_other_projects=request.other_projects)
+        run = StackRun(scratch, stack, sink, options=options)
         try:
             ok = run.converge(definition, "ADOPT")
         except HotplayError as error:  # the top stack's resources are not Heat's

@@ -82,6 +82,11 @@ class RuntimeContext(Protocol):
         """The task's host (resources.software_deployment.HostContext), or None."""
 
     @property
+    def adopts_other_projects(self) -> bool:
+        """An adoption may record another project's resources (an admin's, asked for
+        with stack_adopt's ``other_projects``)."""
+
+    @property
     def files(self) -> Mapping[str, str]:
         """The run's template files (provider templates, get_file contents)."""
 

@@ -145,8 +145,10 @@ class RunOptions:
     # A preview (check mode, a plan): nothing is stored, so secrets need no key.
     preview: bool = False
     # Adoption: the Heat stack (its abandon data) whose existing resources the
-    # run records instead of creating them (operations.adopt).
+    # run records instead of creating them (operations.adopt); whether another
+    # project's resources may be among them (an admin's adoption, asked for).
     adopt: AbandonedStack | None = None
+    adopt_other_projects: bool = False
     # Heat's converge: resource path -> why it is updated although its definition
     # did not change (its real thing drifted, or something inside it did).
     repairs: Mapping[str, str] = field(default_factory=dict)
@@ -219,6 +221,10 @@ class RunRuntime:
     def host(self) -> Any:
         """The task's host (resources.software_deployment.HostContext), or None."""
         return self.run.options.host
+
+    @property
+    def adopts_other_projects(self) -> bool:
+        return self.run.options.adopt_other_projects
 
     def software_config(self, physical_id: str) -> dict[str, Any] | None:
         """A software config (or component) of this stack by its id, as Heat's API

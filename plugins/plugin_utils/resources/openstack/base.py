@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-from ...errors import StackValidationFailed
+from ...errors import StackValidationFailed, printable, shown_name
 from ..base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState
 from ..facades import OPENSTACK_FACADES
 from .constraints import check_custom_constraint
 from .session import CloudFailure, CloudSession
+
+
+# The cloud's ids of most things: a UUID (Nova and Neutron give them with dashes).
+UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Where the services show the project that owns a thing (Cinder's to an admin only;
+# Glance's image: its owner).
+_OWNER_KEYS = ("project_id", "tenant_id", "os-vol-tenant-attr:tenant_id", "owner")
 
 
 def properties_from_facade(type_name: str,
@@ -46,10 +54,12 @@ class OpenStackResource(Resource):
     """A native OpenStack type: it reaches the cloud through ``runtime.cloud``.
 
     Adoption is Heat's ``handle_adopt``: Heat's physical id and resource data are
-    recorded as they are, and nothing is asked of the cloud (Heat checks nothing
-    either).  Every handler works from the physical id and reads what it needs
-    live (a default name, attributes not cached), so nothing more is needed; only
-    the few data values whose shape differs here are translated, both ways."""
+    recorded as they are.  Every handler works from the physical id and reads what
+    it needs live (a default name, attributes not cached), so nothing more is
+    needed; only the few data values whose shape differs here are translated, both
+    ways.  Unlike Heat, which trusts its own database, the id is checked first: an
+    abandon file is input from elsewhere, and what it names is what this stack's
+    updates and delete act on (``check_adopted_id``)."""
 
     # Property name -> Heat's custom constraint on it, checked against the cloud
     # when the stack is validated; ``list.key`` names a key of each item of a list.
@@ -61,7 +71,11 @@ class OpenStackResource(Resource):
     # Resource data keys whose value is a secret (a key pair's ``private_key``).
     secret_data: ClassVar[frozenset[str]] = frozenset()
 
+    # Heat's physical ids of this type: their shape, and its words for a message.
+    id_shape: ClassVar[tuple[re.Pattern[str], str]] = (UUID_SHAPE, "a UUID")
+
     def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        self.check_adopted_id(str(adopted.resource_id), properties)
         data = dict(adopted.data)
         for key in sorted(self.secret_data & set(data)):
             if data[key]:
@@ -72,6 +86,34 @@ class OpenStackResource(Resource):
             except ValueError as error:
                 raise self.fail(f"Heat's resource data {key}: {error}") from None
         return Outcome(adopted.resource_id, data)
+
+    def check_adopted_id(self, ident: str, properties: Mapping[str, Any]) -> None:
+        """Heat's id names a thing of this type, as the cloud shows it to this
+        session, in the session's project (another project's only where the task
+        says so: ``other_projects``, for an admin's adoption).  Its shape first, so
+        that an id that is a path (``../security-groups/<id>``) reaches no URL."""
+        what = f"Heat's physical id '{shown_name(ident)}' of {self.type_name} {self.name}"
+        pattern, shape = self.id_shape
+        if not pattern.fullmatch(ident):
+            raise self.fail(f"{what} is not the shape of such an id: expected {shape}",
+                            "StackValidationFailed")
+        shown = self.adopted_thing(ident, properties)
+        if shown is None:
+            raise self.fail(f"{what} names nothing of that type that the cloud shows this "
+                            "session", "NotFound")
+        owner = next((str(shown[key]) for key in _OWNER_KEYS if shown.get(key)), None)
+        if owner is None or self.runtime.adopts_other_projects:
+            return  # a member sees only its project's (a key pair, a flavor have none)
+        mine = self.cloud.project_id
+        if owner != mine:
+            raise self.fail(f"{what} is project {printable(owner)}'s, not this session's project "
+                            f"{mine}: give other_projects to adopt another project's resources",
+                            "Forbidden")
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """What the cloud shows for Heat's id ``ident`` of this type (with the
+        project that owns it, when the service shows one); None: no such thing."""
+        raise NotImplementedError(f"{self.type_name} cannot check an adopted id")
 
     @classmethod
     def abandon_data(cls, state: ResourceState) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ...errors import StackValidationFailed
 from ..base import Outcome, ResourceState, register
 from ..properties import value_range
 from . import nova
-from .base import OpenStackResource, attributes_from_facade, properties_from_facade
+from .base import UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
 from .session import CloudFailure, CloudSession
 
 CINDER = "block_storage"
@@ -501,6 +501,9 @@ class Volume(CinderResource):
         return volume
 
     # -- delete -----------------------------------------------------------------------------
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return _show_volume(self.cloud, ident)
+
     def handle_delete(self, current: ResourceState) -> None:
         if not current.physical_id:
             return
@@ -683,6 +686,14 @@ class VolumeAttachment(CinderResource):
 
     def attribute(self, state: ResourceState, name: str) -> Any:
         return None  # Heat's attachment has no attributes, and no ``show`` (no entity)
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The volume, when Nova has it attached to the template's server (the
+        attachment's id is the volume's)."""
+        server = str(properties.get("instance_uuid") or "")
+        if not UUID_SHAPE.fullmatch(server) or not _nova_attachment(self.cloud, server, ident):
+            return None
+        return _show_volume(self.cloud, ident)
 
     def check_healthy(self, state: ResourceState) -> bool:
         server = state.properties.get("instance_uuid")

@@ -197,6 +197,9 @@ class WebImage(OpenStackResource):
             if not error.not_found:
                 raise
 
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._show(ident)
+
     def _show(self, ident: str) -> Mapping[str, Any] | None:
         try:
             image: Mapping[str, Any] = self._call("GET", f"/images/{ident}")

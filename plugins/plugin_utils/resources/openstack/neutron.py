@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..base import Outcome, PropertySchema, ResourceState, register
 from ..properties import allowed_values, value_range
-from .base import OpenStackResource, attributes_from_facade, properties_from_facade
+from .base import UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
 from .constraints import NEUTRON_KINDS, NeutronKind, find_neutron_id
 from .session import CloudFailure
 
@@ -145,6 +145,9 @@ class NeutronResource(OpenStackResource):
         self._wait(current.physical_id, lambda item: item is None)
 
     # -- reading --------------------------------------------------------------------------
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._show(ident)
+
     def _cached(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """The resource data kept when an action completes: Heat caches the values
         of its attributes then (attr_data) and answers ``get_attr`` from that cache
@@ -916,6 +919,14 @@ class RouterInterface(NeutronResource):
     def needs_replace_failed(self, current: ResourceState) -> bool:
         return True
 
+    id_shape = (re.compile(rf"{UUID_SHAPE.pattern}:((subnet_id|port_id)=)?{UUID_SHAPE.pattern}"),
+                "<router id>:subnet_id=<subnet id> or <router id>:port_id=<port id>")
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The router, when it has this interface."""
+        router = self._show(_interface(ident)[0])
+        return router if router is not None and self._present(ident) else None
+
     def _present(self, ident: str) -> bool:
         router, key, value = _interface(ident)
         ports = self.cloud.request(NEUTRON, "GET", "/ports", params={"device_id": router})
@@ -1071,6 +1082,13 @@ class FloatingIPAssociation(NeutronResource):
 
     def needs_replace_failed(self, current: ResourceState) -> bool:
         return not current.physical_id
+
+    id_shape = (re.compile(r"[0-9]{1,20}"), "a number (Heat's id of the association)")
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The floating IP of the association (its id is Heat's own number)."""
+        floating_ip = str(properties.get("floatingip_id") or "")
+        return self._show(floating_ip) if UUID_SHAPE.fullmatch(floating_ip) else None
 
 
 def _association_id() -> str:

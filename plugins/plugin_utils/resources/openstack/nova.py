@@ -207,6 +207,16 @@ class NovaResource(OpenStackResource):
             if not error.not_found:
                 raise
 
+    def _shown(self, path: str, key: str, params: Any = None) -> Mapping[str, Any] | None:
+        """What Nova shows at ``path`` (under ``key``); None when there is nothing."""
+        try:
+            shown: Mapping[str, Any] = self._nova("GET", path, params=params)[key]
+        except CloudFailure as error:
+            if error.not_found:
+                return None
+            raise
+        return shown
+
 
 def _failure(message: str, error_type: str) -> CloudFailure:
     failure = CloudFailure(message)
@@ -1001,6 +1011,9 @@ class Server(NovaResource):
         return live is None or live.get("status") in ("ERROR", "DELETED", "SOFT_DELETED")
 
     # -- the API -------------------------------------------------------------------------------------
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._show(ident)
+
     def _show(self, ident: str) -> Mapping[str, Any] | None:
         try:
             server: Mapping[str, Any] = self._nova("GET", f"/servers/{ident}")["server"]
@@ -1233,6 +1246,14 @@ class KeyPair(NovaResource):
     })
     attributes_schema = attributes_from_facade(type_name, {})
     secret_data = frozenset({"private_key"})
+    # Its name (Nova's rule for a key pair's name from microversion 2.92).
+    id_shape = (re.compile(r"[A-Za-z0-9 @._-]{1,255}"),
+                "a key pair's name (letters, digits, spaces, '@', '.', '_', '-')")
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The key pair of the session's user (or of the template's ``user``)."""
+        params = {"user_id": properties["user"]} if properties.get("user") else None
+        return self._shown(f"/os-keypairs/{quote(ident, safe='')}", "keypair", params)
 
     def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
         """Heat's ``KeyPair.validate``: Nova generates no key from 2.92 on."""
@@ -1344,6 +1365,9 @@ class ServerGroup(NovaResource):
         if current.physical_id:
             self._gone_is_fine(lambda: self._nova("DELETE", f"/os-server-groups/{current.physical_id}"))
 
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._shown(f"/os-server-groups/{ident}", "server_group")
+
     def attribute(self, state: ResourceState, name: str) -> Any:
         if name != "show" or not state.physical_id:
             return None
@@ -1432,6 +1456,12 @@ class Flavor(NovaResource):
     def handle_delete(self, current: ResourceState) -> None:
         if current.physical_id:
             self._gone_is_fine(functools.partial(self._nova, "DELETE", f"/flavors/{current.physical_id}"))
+
+    # Nova's rule for a flavor's id (any one an admin gives; Heat's own are UUIDs).
+    id_shape = (re.compile(r"[A-Za-z0-9._ -]{1,255}"), "a flavor's id (letters, digits, '.', '_', '-', spaces)")
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._shown(f"/flavors/{quote(ident, safe='')}", "flavor")
 
     def attribute(self, state: ResourceState, name: str) -> Any:
         """Heat's: read when asked."""

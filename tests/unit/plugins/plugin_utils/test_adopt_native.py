@@ -1,15 +1,17 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The native OpenStack types adopted from Heat's abandon data (Heat's
-``handle_adopt``: the physical id and resource data kept as they are, the cloud not
-asked), then updated, read and deleted from what was adopted; and given back to Heat
-in Heat's shapes.  The cloud is faked as the native types' own unit tests fake it
+``handle_adopt``: the physical id and resource data kept as they are, each id first
+looked up as its type in the session's project), then updated, read and deleted from
+what was adopted; and given back to Heat in Heat's shapes.  The cloud is faked as the native types' own unit tests fake it
 (test_openstack_nova, test_openstack_cinder, test_openstack_native); on a real cloud,
 with the real Heat: tests/cloud/test_adopt_native.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -22,8 +24,10 @@ from test_openstack_native import FakeCloud as FakeNeutron
 from test_openstack_nova import FakeCloud as FakeNova
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import ResourceFailure
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations import adopt
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon import read_abandon
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import (
+    AdoptRefused,
     AdoptRequest,
     adopt_stack,
     unmanaged_types,
@@ -36,10 +40,13 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base impo
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack import neutron, nova
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.base import OpenStackResource
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import CloudFailure
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.sealed import sealed
 
 SERVER_ID = "50000000-0000-0000-0000-000000000001"
+PROJECT = "0123456789abcdef0123456789abcdef"
+OTHER_PROJECT = "fedcba9876543210fedcba9876543210"
 # Heat keeps a server's internal ports as JSON text (server_network_mixin._data_update_ports).
 HEAT_PORTS = json.dumps([{"id": "p-internal-1"}, {"id": "p-internal-2"}])
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -67,8 +74,62 @@ TEMPLATE = {
 }
 HEAT_DATA = {"server": {"internal_ports": HEAT_PORTS}, "data": {"volume_type": "lvmdriver-1"},
              "key": {"private_key": PRIVATE_KEY}, "port": {"port_security_enabled": True}}
-IDS = {"net": "n-1", "subnet": "s-1", "port": "p-1", "key": "web-key", "group": "g-1",
-       "server": SERVER_ID, "data": VOLUME, "attach": VOLUME}
+IDS = {"net": "10000000-0000-4000-8000-000000000001", "subnet": "20000000-0000-4000-8000-000000000001",
+       "port": "30000000-0000-4000-8000-000000000001", "key": "web-key",
+       "group": "40000000-0000-4000-8000-000000000001", "server": SERVER_ID, "data": VOLUME,
+       "attach": VOLUME}
+
+
+class CloudOfHeatsStack:
+    """What the cloud shows of the things Heat's stack has (each looked up by its id,
+    as its type), in project ``owner``; every call recorded, any write refused."""
+
+    def __init__(self, owner: str = PROJECT, ids: Mapping[str, str] | None = None) -> None:
+        ids = {**IDS, **(ids or {})}
+        self.project_id = PROJECT
+        self.sent: list[tuple[str, str]] = []
+        self.remembered: dict[tuple[str, ...], Any] = {}
+        mine = {"project_id": owner}
+        self.shown: dict[tuple[str, str], Any] = {
+            ("compute", "/"): {"version": {"version": "2.79"}},
+            ("block_storage", "/"): {"versions": [{"id": "v3.0", "version": "3.71"}]},
+            ("network", f"/networks/{ids['net']}"): {"network": {"id": ids["net"], **mine}},
+            ("network", f"/subnets/{ids['subnet']}"): {"subnet": {"id": ids["subnet"], **mine}},
+            ("network", f"/ports/{ids['port']}"): {"port": {"id": ids["port"], **mine}},
+            ("compute", f"/os-keypairs/{ids['key']}"): {"keypair": {"name": ids["key"]}},
+            ("compute", f"/os-server-groups/{ids['group']}"): {"server_group": {"id": ids["group"], **mine}},
+            ("compute", f"/servers/{ids['server']}"): {"server": {"id": ids["server"], "tenant_id": owner}},
+            ("block_storage", f"/volumes/{ids['data']}"): {"volume": {"id": ids["data"]}},
+            ("compute", f"/servers/{ids['server']}/os-volume_attachments/{ids['attach']}"):
+                {"volumeAttachment": {"id": ids["attach"]}},
+        }
+
+    def request(self, service: str, method: str, path: str, body: Any = None, params: Any = None,
+                microversion: str | None = None) -> Any:
+        self.sent.append((method, path))
+        if method != "GET":
+            raise AssertionError(f"an adoption wrote to the cloud: {method} {path}")
+        if (service, path) not in self.shown:
+            raise CloudFailure("not found", 404)
+        return self.shown[(service, path)]
+
+    def remember(self, key: tuple[str, ...], compute: Any) -> Any:
+        if key not in self.remembered:
+            self.remembered[key] = compute()
+        return self.remembered[key]
+
+
+@pytest.fixture
+def cloud(monkeypatch: pytest.MonkeyPatch) -> CloudOfHeatsStack:
+    """The adoption's session with its cloud (operations.engine.cloud_session): this fake."""
+    fake = CloudOfHeatsStack()
+
+    @contextlib.contextmanager
+    def session(name: str | None) -> Iterator[CloudOfHeatsStack]:
+        yield fake
+
+    monkeypatch.setattr(adopt, "cloud_session", session)
+    return fake
 
 
 def heat_stack() -> dict[str, Any]:
@@ -95,8 +156,8 @@ def test_every_native_type_is_adoptable() -> None:
     assert unmanaged_types(read_abandon(heat_stack(), "web.json")) == []
 
 
-def test_a_native_stack_is_adopted_with_heats_ids_and_data_asking_the_cloud_nothing(
-        store: Any, tmp_path: Path) -> None:
+def test_a_native_stack_is_adopted_with_heats_ids_and_data_each_looked_up_as_its_type(
+        store: Any, cloud: CloudOfHeatsStack, tmp_path: Path) -> None:
     result = adopted(store)
     assert result["stack_status"] == "ADOPT_COMPLETE", result
     assert {r["name"]: r["physical_id"] for r in result["resources"]} == IDS
@@ -109,15 +170,61 @@ def test_a_native_stack_is_adopted_with_heats_ids_and_data_asking_the_cloud_noth
     assert states["net"].properties["name"] is None  # Heat's name is the cloud's: read when needed
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("s.db*"))
     assert b"b3BlbnNzaC1rZXktdjEAAAA" not in stored  # sealed in the store
+    looked_up = {path for _method, path in cloud.sent}
+    assert {f"/networks/{IDS['net']}", f"/servers/{SERVER_ID}", f"/volumes/{VOLUME}",
+            f"/os-keypairs/{IDS['key']}"} <= looked_up
 
 
-def test_check_mode_adopts_into_nothing(store: Any) -> None:
+@pytest.mark.parametrize(("resource", "bad_id", "expected"), [
+    # A path instead of an id: it would reach another kind of thing through the URL.
+    ("net", "../security-groups/10000000-0000-4000-8000-000000000009",
+     r"Heat's physical id '\.\./security-groups/10000000-0000-4000-8000-000000000009' of "
+     r"OS::Neutron::Net net is not the shape of such an id: expected a UUID"),
+    ("server", "50000000-0000-0000-0000-000000000001/action",
+     r"of OS::Nova::Server server is not the shape of such an id: expected a UUID"),
+    ("key", "web-key/../../servers", r"of OS::Nova::KeyPair key is not the shape of such an id"),
+    # The right shape, but nothing of that type (another type's id, or none at all).
+    ("net", IDS["subnet"], r"Heat's physical id '20000000-0000-4000-8000-000000000001' of "
+                           r"OS::Neutron::Net net names nothing of that type that the cloud shows"),
+    ("data", "60000000-0000-4000-8000-000000000001",
+     r"of OS::Cinder::Volume data names nothing of that type"),
+])
+def test_an_id_of_another_shape_or_of_nothing_refuses_the_adoption_and_writes_nothing(
+        store: Any, cloud: CloudOfHeatsStack, resource: str, bad_id: str, expected: str) -> None:
+    data = heat_stack()
+    data["resources"][resource]["resource_id"] = bad_id
+    with pytest.raises(AdoptRefused, match=expected):
+        adopt_stack(store, AdoptRequest("web", read_abandon(data, "web.json"), "web.json"), "test")
+    assert store.list_stacks() == []
+    assert not any(".." in path or "/action" in path for _method, path in cloud.sent)
+
+
+def test_another_projects_resource_is_adopted_only_when_the_task_allows_it(
+        store: Any, cloud: CloudOfHeatsStack) -> None:
+    cloud.shown[("network", f"/networks/{IDS['net']}")] = {
+        "network": {"id": IDS["net"], "project_id": OTHER_PROJECT}}
+    with pytest.raises(AdoptRefused, match=(
+            f"Forbidden: resources.net: Heat's physical id '{IDS['net']}' of OS::Neutron::Net net is "
+            f"project {OTHER_PROJECT}'s, not this session's project {PROJECT}: give other_projects")):
+        adopted(store)
+    assert store.list_stacks() == []
+    result = adopted(store, other_projects=True)
+    assert result["stack_status"] == "ADOPT_COMPLETE"
+
+
+def test_an_attachment_nova_does_not_have_refuses_the_adoption(store: Any, cloud: CloudOfHeatsStack) -> None:
+    del cloud.shown[("compute", f"/servers/{SERVER_ID}/os-volume_attachments/{VOLUME}")]
+    with pytest.raises(AdoptRefused, match="of OS::Cinder::VolumeAttachment attach names nothing of that type"):
+        adopted(store)
+
+
+def test_check_mode_adopts_into_nothing(store: Any, cloud: CloudOfHeatsStack) -> None:
     result = adopted(store, check_mode=True)
     assert {r["name"]: r["physical_id"] for r in result["resources"]} == IDS
     assert store.list_stacks() == []
 
 
-def test_the_export_gives_heat_its_ids_and_data_back(store: Any) -> None:
+def test_the_export_gives_heat_its_ids_and_data_back(store: Any, cloud: CloudOfHeatsStack) -> None:
     adopted(store)
     exported = heat_abandon(sealed(store), "web")  # as stack_info opens it: secrets in the clear
     resources = exported["resources"]
@@ -140,7 +247,7 @@ class Secrets:
 def runtime(cloud: Any) -> Any:
     return SimpleNamespace(cloud=cloud, secrets=Secrets(), stack_name="web", sleep=lambda seconds: None,
                            physical_name=lambda name: f"web-{name}-abcdefghijkl",
-                           claim_physical_id=lambda name, ident: None)
+                           claim_physical_id=lambda name, ident: None, adopts_other_projects=False)
 
 
 def heat_resource(name: str, data: dict[str, Any]) -> Any:
@@ -168,7 +275,7 @@ def test_an_adopted_server_deletes_the_internal_ports_heat_made_for_it() -> None
     server = nova.Server("server", runtime(cloud))
     outcome = server.handle_adopt({}, heat_resource("server", {"internal_ports": HEAT_PORTS}))
     assert (outcome.physical_id, outcome.data) == (SERVER_ID, {"internal_ports": ["p-internal-1", "p-internal-2"]})
-    assert cloud.sent == []  # Heat's adopt asks the cloud nothing
+    assert cloud.writes() == [] and ("GET", f"/servers/{SERVER_ID}", None) in cloud.sent  # looked up only
     server.handle_delete(ResourceState("server", "OS::Nova::Server", "ADOPT", physical_id=SERVER_ID,
                                        data=outcome.data))
     assert cloud.writes() == [("DELETE", f"/servers/{SERVER_ID}", None),
@@ -194,13 +301,15 @@ def replace_data(state: ResourceState, data: Any) -> ResourceState:
 
 
 def test_bad_internal_ports_in_heats_data_fail_the_adoption_with_what_they_were() -> None:
-    server = nova.Server("server", runtime(FakeNova()))
+    cloud = FakeNova()
+    cloud.servers[SERVER_ID] = {"id": SERVER_ID, "name": "web-server-x7yq", "status": "ACTIVE"}
+    server = nova.Server("server", runtime(cloud))
     with pytest.raises(ResourceFailure, match=r"Heat's resource data internal_ports: not a list of ports: "):
         server.handle_adopt({}, heat_resource("server", {"internal_ports": '{"id": "p"}'}))
 
 
 def test_an_adopted_key_pairs_private_key_is_a_secret_before_it_is_recorded() -> None:
-    kept = runtime(FakeNova())
+    kept = runtime(CloudOfHeatsStack())
     outcome = nova.KeyPair("key", kept).handle_adopt({}, heat_resource("key", {"private_key": PRIVATE_KEY}))
     assert outcome.data == {"private_key": PRIVATE_KEY} and kept.secrets.kept == [PRIVATE_KEY]
 
@@ -220,8 +329,10 @@ def test_an_adopted_volume_is_read_live_extended_and_keeps_heats_name() -> None:
 
 
 def test_an_adopted_network_reads_its_attributes_and_name_from_neutron() -> None:
-    cloud = FakeNeutron({"n-1": {"id": "n-1", "name": "web-net-x7yqz2kk3c4d", "status": "ACTIVE"}})
+    net_id = IDS["net"]
+    cloud = FakeNeutron({net_id: {"id": net_id, "name": "web-net-x7yqz2kk3c4d", "status": "ACTIVE",
+                                  "project_id": "project"}})
     net = neutron.Net("net", runtime(cloud))
     outcome = net.handle_adopt({}, heat_resource("net", {}))
-    state = ResourceState("net", "OS::Neutron::Net", "ADOPT", physical_id="n-1", data=dict(outcome.data))
+    state = ResourceState("net", "OS::Neutron::Net", "ADOPT", physical_id=net_id, data=dict(outcome.data))
     assert net.attribute(state, "name") == "web-net-x7yqz2kk3c4d"
