@@ -102,6 +102,12 @@ class RuntimeContext(Protocol):
     def sleep(self, seconds: float) -> None:
         """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
 
+    def note_data(self, resource_name: str, key: str, value: Any) -> None:
+        """Record one value of the resource's data while it acts, before anything else:
+        what the cloud just answered with (a port made for a server), or the unique
+        name a thing is about to be made under, so that what a run killed now may
+        have made is found and deleted by the next run (``handle_delete``)."""
+
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         """Record the physical id a create is about to make, before making it: a
         run killed in between leaves a record of it, so nothing is untracked."""

@@ -252,6 +252,10 @@ class RunRuntime:
         state = self.run.records[resource_name]
         self.run.save(replace(state, physical_id=physical_id))
 
+    def note_data(self, resource_name: str, key: str, value: Any) -> None:
+        state = self.run.records[resource_name]
+        self.run.save(replace(state, data={**state.data, key: value}))
+
     def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
         state = self.run.records[resource_name]
         if state.physical_id == physical_id:
@@ -493,15 +497,27 @@ class StackRun:
         claimed name or id is kept, retired, so this run deletes that thing, and
         the next run deletes it again and only then forgets it (left_by_lost_run).
         A name already retired in this revision (a paused revision resumed) is left
-        to the usual replacement: a revision keeps one retired row per name."""
+        to the usual replacement: a revision keeps one retired row per name.
+
+        What the lost run recorded of a thing it was making (an id, or data such as a
+        server's ports made for it and the unique name it was being made under)
+        counts as a claim.  These are deleted now, before anything is made again: a
+        server the lost run made holds the ports, the name or the volume that its
+        replacement needs."""
         taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
                  if stored.retired_in == self.options.revision}
+        left = []
         for name, record in list(self.records.items()):
-            if (record.action, record.status) == ("CREATE", "IN_PROGRESS") and record.physical_id \
+            if (record.action, record.status) == ("CREATE", "IN_PROGRESS") \
+                    and (record.physical_id or record.data) \
                     and not record.nested_stack_id and name not in taken:
                 self.store.retire_resource(self.stack.id, name, self.options.revision)
+                left.append(name)
                 with self._states_lock:
                     del self.records[name]
+        for stored in self.store.retired_resources(self.stack.id):
+            if stored.state.name in left and stored.retired_in == self.options.revision:
+                self._delete_retired_one(stored)  # a failure is its event; the end of the run tries again
 
     # -- secrets -------------------------------------------------------------------------
     def keep_hidden_secret(self, definition: StackDefinition) -> None:
@@ -1038,11 +1054,18 @@ class StackRun:
         what ``keep_replaced`` keeps for a while (``everything``: a stack delete)."""
         now = utc_now()
         retired = [r for r in self.store.retired_resources(self.stack.id)
-                   if everything or not r.keep_until or r.keep_until <= now]
+                   if everything or ((not r.keep_until or r.keep_until <= now)
+                                     and not self._kept_by_this_run(r))]
         for stored in sorted(retired, key=lambda r: -r.position):
             if not self._delete_retired_one(stored, everything):
                 return False
         return True
+
+    def _kept_by_this_run(self, stored: StoredResource) -> bool:
+        """What a lost run left being made, deleted once by this run when it took the
+        stack over: the next run deletes it again (the lost run may still finish it)."""
+        return stored.retired_in == self.options.revision \
+            and stored.state.status_reason == KEPT_AFTER_LOST_RUN
 
     def _delete_retired_one(self, stored: StoredResource, everything: bool = False) -> bool:
         old = stored.state

@@ -218,6 +218,11 @@ class NovaResource(OpenStackResource):
         return shown
 
 
+# The resource data key of the name a server is being made under (one Heat generated),
+# until Nova's answer gives its id.
+UNANSWERED_SERVER = "creating_server_name"
+
+
 def _failure(message: str, error_type: str) -> CloudFailure:
     failure = CloudFailure(message)
     failure.error_type = error_type
@@ -429,7 +434,13 @@ class Server(NovaResource):
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         properties = translated_server_properties(properties)
         internal: list[str] = []
-        name = properties.get("name") or self.runtime.physical_name(self.name)
+        name = properties.get("name")
+        if not name:
+            # Heat's unique name, recorded before anything is made: a run killed while
+            # Nova makes the server (its id not yet answered) leaves a server that the
+            # next run finds by this name, and deletes (handle_delete).
+            name = self.runtime.physical_name(self.name)
+            self.runtime.note_data(self.name, UNANSWERED_SERVER, name)
         body, microversion = self._create_body(properties, name, internal)
         request: dict[str, Any] = {"server": body}
         if properties.get("scheduler_hints"):
@@ -512,6 +523,9 @@ class Server(NovaResource):
             elif entry.get("subnet") or entry.get("port_extra_properties"):
                 port = self._internal_port(entry, index, security_groups)
                 internal.append(port)
+                # Recorded as Neutron answers, as Heat does: a run killed from now on
+                # leaves no port that the stack does not know.
+                self.runtime.note_data(self.name, "internal_ports", list(internal))
                 nic["port"] = port
             else:
                 nic["uuid"] = self._neutron_id("network", network)
@@ -598,7 +612,7 @@ class Server(NovaResource):
         except Exception:
             # The record keeps the old entries (the next update starts from them):
             # the ports made for new ones go.
-            self._delete_ports(plan.created if plan is not None else [])
+            self._forget_made_ports(plan.created if plan is not None else [], internal)
             raise
         if "flavor" in changed:
             self._resize(ident, str(new["flavor"]))
@@ -630,11 +644,18 @@ class Server(NovaResource):
                                     [interface_entry(i) for i in listed], internal, self._entry_network)
         plan = _NetworksPlan(change.detach, {str(i.get("port_id")): i.get("mac_addr") for i in listed})
         try:
-            plan.attach = self._prepare_networks(change, new.get("security_groups") or [], plan.created)
+            plan.attach = self._prepare_networks(change, new.get("security_groups") or [], plan.created,
+                                                 internal)
         except Exception:
-            self._delete_ports(plan.created)
+            self._forget_made_ports(plan.created, internal)
             raise
         return plan
+
+    def _forget_made_ports(self, created: Sequence[str], internal: Sequence[str]) -> None:
+        """The ports an update made, deleted when it failed; the record back to ``internal``."""
+        self._delete_ports(created)
+        if created:
+            self.runtime.note_data(self.name, "internal_ports", list(internal))
 
     def _apply_networks(self, ident: str, plan: _NetworksPlan, internal: list[str]) -> None:
         """Heat's queued steps, in order: each old interface detached (a port the
@@ -649,7 +670,7 @@ class Server(NovaResource):
         internal.extend(plan.created)
 
     def _prepare_networks(self, change: NetworksChange, groups: Sequence[str],
-                          created: list[str]) -> list[_Attachment]:
+                          created: list[str], internal: Sequence[str]) -> list[_Attachment]:
         for port, extras in change.update_ports:
             body = port_extra_body(extras)
             if body:
@@ -657,9 +678,11 @@ class Server(NovaResource):
         for floating_ip in change.disassociate:
             self._gone_is_fine(functools.partial(self.cloud.request, NEUTRON, "PUT", f"/floatingips/{floating_ip}",
                                                  {"floatingip": {"port_id": None}}))
-        return [self._attachment(entry, index, groups, created) for index, entry in enumerate(change.attach)]
+        return [self._attachment(entry, index, groups, created, internal)
+                for index, entry in enumerate(change.attach)]
 
-    def _attachment(self, entry: Entry, index: int, groups: Sequence[str], created: list[str]) -> _Attachment:
+    def _attachment(self, entry: Entry, index: int, groups: Sequence[str], created: list[str],
+                    internal: Sequence[str]) -> _Attachment:
         """Heat's ``_calculate_add_nets`` for one entry: its port, a port made for
         its subnet (named for its index among the entries attached), or its network
         (Nova makes the port, the server's security groups set on it after)."""
@@ -673,6 +696,7 @@ class Server(NovaResource):
         elif entry.get("subnet") or entry.get("port_extra_properties"):
             port = self._internal_port(entry, index, groups)
             created.append(port)
+            self.runtime.note_data(self.name, "internal_ports", [*internal, *created])  # as Neutron answers
             request = {"port_id": port}
         else:
             network = self._entry_network(entry)
@@ -858,16 +882,29 @@ class Server(NovaResource):
 
     # -- delete ------------------------------------------------------------------------------------
     def handle_delete(self, current: ResourceState) -> None:
+        """The server, then the ports made for it (it holds them).  A server that a
+        killed run asked Nova for, and whose id it never heard, is found by the
+        unique name it was made under."""
         internal = list(current.data.get("internal_ports") or [])
-        if current.physical_id:
+        servers = [current.physical_id] if current.physical_id else self._unanswered(current)
+        for server in servers:
             try:
-                self._nova("DELETE", f"/servers/{current.physical_id}")
+                self._nova("DELETE", f"/servers/{server}")
             except CloudFailure as error:
                 if not error.not_found:
                     raise
             else:
-                self._wait(current.physical_id, self._is_deleted)
+                self._wait(server, self._is_deleted)
         self._delete_ports(internal)
+
+    def _unanswered(self, current: ResourceState) -> list[str]:
+        """The ids of the servers named as the create recorded (Heat's unique
+        ``<stack>-<resource>-<12 random characters>``) before it asked Nova."""
+        name = current.data.get(UNANSWERED_SERVER)
+        if not name:
+            return []
+        found = self._nova("GET", "/servers", params={"name": f"^{re.escape(str(name))}$"})
+        return [str(server["id"]) for server in found.get("servers") or [] if server.get("name") == name]
 
     def _is_deleted(self, item: Mapping[str, Any] | None) -> bool:
         """Heat's ``check_delete_server_complete``."""

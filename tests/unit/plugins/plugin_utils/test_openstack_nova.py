@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import email
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -385,6 +386,21 @@ def test_a_failed_attach_deletes_the_ports_the_update_made() -> None:
     assert cloud.writes()[-1] == ("DELETE", "/ports/made-1", None)
 
 
+def test_a_port_an_update_makes_is_recorded_as_neutron_answers_and_forgotten_when_it_fails() -> None:
+    cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
+    cloud.refuse_attach = True
+    runtime = FakeRuntime(cloud)
+    state = ResourceState("server", "OS::Nova::Server", "UPDATE", physical_id="s1",
+                          properties=server_properties(name="server", networks=[{"port": PORT_ID}]),
+                          data={"internal_ports": ["made-0"]})
+    with pytest.raises(CloudFailure):
+        nova.Server("server", runtime).handle_update(
+            state, server_properties(name="server", networks=[{"port": PORT_ID}, {"subnet": SUBNET_ID}]))
+    made = next(i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/ports"))
+    assert runtime.noted == [("internal_ports", ["made-0", "made-1"], made + 1),
+                             ("internal_ports", ["made-0"], len(cloud.sent))]
+
+
 def test_the_password_changes_before_the_interfaces_as_heat_queues_them() -> None:
     cloud = networked((PORT_ID, NET_ID, "10.0.0.5"))
     update_networks(cloud, [{"port": PORT_ID}], [{"port": OTHER_PORT}], admin_pass="new")
@@ -392,6 +408,39 @@ def test_the_password_changes_before_the_interfaces_as_heat_queues_them() -> Non
 
 
 # -- the create request ---------------------------------------------------------------------------
+
+def test_each_port_made_for_a_subnet_and_the_servers_name_are_recorded_before_nova_is_asked() -> None:
+    cloud = InterfacesCloud()
+    runtime = FakeRuntime(cloud)
+    outcome = nova.Server("server", runtime).handle_create(server_properties(
+        flavor="m1.tiny", image="cirros", networks=[{"subnet": SUBNET_ID}, {"subnet": SUBNET_ID}]))
+    assert [(key, value) for key, value, _sent in runtime.noted] == [
+        ("creating_server_name", "st-server-abcdefghijkl"),
+        ("internal_ports", ["made-1"]), ("internal_ports", ["made-1", "made-2"])]
+    # Each port recorded as Neutron answered, everything before Nova was asked.
+    made = [i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/ports")]
+    assert [sent for key, _value, sent in runtime.noted if key == "internal_ports"] == [made[0] + 1, made[1] + 1]
+    asked_nova = next(i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/servers"))
+    assert all(sent <= asked_nova for _key, _value, sent in runtime.noted)
+    assert outcome.data["internal_ports"] == ["made-1", "made-2"] and "creating_server_name" not in outcome.data
+
+
+def test_a_server_named_by_the_user_records_no_name_to_find_it_by() -> None:
+    runtime = FakeRuntime(FakeCloud())
+    nova.Server("server", runtime).handle_create(server_properties(name="web", flavor="m1.tiny", image="cirros"))
+    assert [key for key, _value, _sent in runtime.noted] == []
+
+
+def test_a_server_whose_id_a_killed_run_never_heard_is_found_by_its_name_and_deleted_before_its_ports() -> None:
+    cloud = CloudWithUnanswered()
+    name = "st-server-abcdefghijkl"
+    cloud.servers["orphan"] = {"id": "orphan", "name": name, "status": "BUILD"}
+    cloud.servers["other"] = {"id": "other", "name": name + "x", "status": "ACTIVE"}  # another's
+    left = ResourceState("server", "OS::Nova::Server", "CREATE", status="IN_PROGRESS",
+                         data={"creating_server_name": name, "internal_ports": ["made-1"]})
+    nova.Server("server", FakeRuntime(cloud)).handle_delete(left)
+    assert cloud.writes() == [("DELETE", "/servers/orphan", None), ("DELETE", "/ports/made-1", None)]
+    assert list(cloud.servers) == ["other"]
 
 def test_a_create_sends_ids_found_by_name_and_keeps_no_password() -> None:
     cloud = FakeCloud()
@@ -606,9 +655,14 @@ class FakeRuntime:
         self.cloud = cloud
         self.claimed: list[str] = []
         self.secrets = FakeSecrets()
+        # (key, value, how many calls the cloud had been sent by then)
+        self.noted: list[tuple[str, Any, int]] = []
 
     def physical_name(self, resource_name: str) -> str:
         return f"st-{resource_name}-abcdefghijkl"
+
+    def note_data(self, resource_name: str, key: str, value: Any) -> None:
+        self.noted.append((key, value, len(self.cloud.sent)))
 
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
@@ -657,3 +711,16 @@ def test_user_data_holding_a_secret_makes_its_encoded_forms_secret() -> None:
     plain = FakeRuntime(FakeCloud())
     nova.Server("web", plain).handle_create(server_properties(user_data="#!/bin/sh\necho hi\n"))
     assert plain.secrets.known == []  # user data with no secret stays as it is
+
+
+class CloudWithUnanswered(FakeCloud):
+    """Nova's servers listed by a name pattern (Nova's ``name`` filter is a regular
+    expression) and deleted; Neutron's ports deleted."""
+
+    def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
+        if method == "GET" and path == "/servers":
+            pattern = re.compile(params["name"])
+            return {"servers": [dict(s) for s in self.servers.values() if pattern.search(s["name"])]}
+        if method == "DELETE" and path.startswith("/servers/"):
+            self.servers.pop(path.split("/")[2])
+        return super()._answer(service, method, path, params)

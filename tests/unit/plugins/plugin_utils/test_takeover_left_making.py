@@ -1,0 +1,94 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A run that takes a stack over from a killed one: a resource the killed run left
+being created, with data it recorded on the way (a server's ports made for it, the
+unique name it asked Nova for) but no id yet, is deleted first, before anything is
+made again (a server the killed run made may hold the port its replacement needs),
+then deleted once more by the next run (the killed run may still finish it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.update_rules import KEPT_AFTER_LOST_RUN
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+
+TEMPLATE = """\
+heat_template_version: 2018-08-31
+resources:
+  made:
+    type: OS::Heat::TestResource
+    properties: {value: v}
+"""
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    opened = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def killed_job(tmp_path: Path) -> Any:
+    """The store as the killed job had it open (its lease stays until taken over)."""
+    opened = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    yield opened
+    opened.close()
+
+
+def apply(store: Any, tmp_path: Path, job: str) -> Any:
+    template = tmp_path / "t.yaml"
+    template.write_text(TEMPLATE)
+    return apply_stack(store, ApplyRequest(name="web", template=str(template)), job)
+
+
+def killed_while_making(store: Any, data: dict[str, Any]) -> None:
+    """The stack as a run killed inside ``made``'s create leaves it: the row of the
+    intent with what it recorded, the lock still its (its process gone)."""
+    stack = store.find_stack("web")
+    [stored] = [s for s in store.resources(stack.id) if s.state.name == "made"]
+    left = ResourceState("made", "OS::Heat::TestResource", "CREATE", status="IN_PROGRESS",
+                         properties=stored.state.properties, data=data)
+    store.save_resource(stack.id, left, stored.requires, stored.position)
+    store.acquire_lock("web", "job killed")
+    store._change("UPDATE leases SET pid_start = 'not this process' WHERE stack_name = 'web'")  # pylint: disable=protected-access
+
+
+def made_events(store: Any) -> list[tuple[str, str]]:
+    stack = store.find_stack("web")
+    return [(e.action, e.status) for e in store.events(stack.id) if e.resource_name == "made"]
+
+
+def test_what_a_killed_create_recorded_is_deleted_before_it_is_made_again_and_once_more_by_the_next_run(
+        store: Any, killed_job: Any, tmp_path: Path) -> None:
+    apply(store, tmp_path, "job 1")
+    killed_while_making(killed_job, {"internal_ports": ["port-made-before-the-kill"]})
+    before = len(made_events(store))
+    result = apply(store, tmp_path, "job 2").as_dict()
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert made_events(store)[before:] == [("DELETE", "IN_PROGRESS"), ("DELETE", "COMPLETE"),
+                                           ("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]
+    stack = store.find_stack("web")
+    [kept] = store.retired_resources(stack.id)
+    assert kept.state.status_reason == KEPT_AFTER_LOST_RUN
+    assert kept.state.data == {"internal_ports": ["port-made-before-the-kill"]}
+    apply(store, tmp_path, "job 3")
+    assert store.retired_resources(stack.id) == []  # deleted again, then forgotten
+
+
+def test_a_create_killed_before_it_recorded_anything_is_replaced_as_a_failed_one(
+        store: Any, killed_job: Any, tmp_path: Path) -> None:
+    apply(store, tmp_path, "job 1")
+    killed_while_making(killed_job, {})
+    before = len(made_events(store))
+    apply(store, tmp_path, "job 2")
+    # Nothing to find of it: Heat's replacement of a failed resource, the new one first.
+    assert made_events(store)[before:] == [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE"),
+                                           ("DELETE", "IN_PROGRESS"), ("DELETE", "COMPLETE")]
+    assert store.retired_resources(store.find_stack("web").id) == []
