@@ -83,6 +83,20 @@ def dump_task(dest: Path, expression: str) -> dict[str, Any]:
 
 
 def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run(
+        playbook_command(playbook), cwd=cwd, env=playbook_environment(env), capture_output=True,
+        text=True, timeout=600, check=False,
+    )
+    assert_worker_quiet(completed.stdout)
+    return completed
+
+
+def playbook_command(playbook: Path) -> list[str]:
+    return [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+
+
+def playbook_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """What every test's ansible-playbook runs with (``env`` on top)."""
     environment = {
         **os.environ,
         "ANSIBLE_COLLECTIONS_PATH": str(INSTALLED),
@@ -101,12 +115,7 @@ def run_playbook(playbook: Path, cwd: Path, env: dict[str, str] | None = None) -
         **(env or {}),
     }
     environment.pop("PYTHONPATH", None)  # the installed collection, not the source tree
-    completed = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)],
-        cwd=cwd, env=environment, capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert_worker_quiet(completed.stdout)
-    return completed
+    return environment
 
 
 def assert_worker_quiet(output: str) -> None:
