@@ -219,8 +219,10 @@ def attach(cloud: CloudSession, server: str, volume: str, device: str | None) ->
     try:
         answer = cloud.request(COMPUTE, "POST", f"/servers/{server}/os-volume_attachments", body)
     except CloudFailure as error:
-        raise _failure(f"Failed to attach volume {volume} to server {server} - "
-                       f"{error.message} (HTTP {error.status})", "Error") from None
+        failure = _failure(f"Failed to attach volume {volume} to server {server} - "
+                           f"{error.message} (HTTP {error.status})", "Error")
+        failure.status = error.status  # a refusal (4xx) made nothing
+        raise failure from None
     return str(((answer or {}).get("volumeAttachment") or {}).get("id") or volume)
 
 
@@ -664,8 +666,12 @@ class VolumeAttachment(CinderResource):
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         server, volume = str(properties["instance_uuid"]), str(properties["volume_id"])
-        ident = attach(self.cloud, server, volume, properties.get("mountpoint") or None)
-        self.runtime.claim_physical_id(self.name, ident)
+        # Nova's id of the attachment is the volume's: known before the call, and
+        # recorded first, so that a run killed inside the call still knows it.
+        with self.making(volume):
+            ident = attach(self.cloud, server, volume, properties.get("mountpoint") or None)
+        if ident != volume:
+            self.runtime.claim_physical_id(self.name, ident)
         wait_attached(self.cloud, volume, self.runtime.sleep)
         return Outcome(ident)
 

@@ -107,12 +107,17 @@ class FakeRuntime:
     def __init__(self, cloud: FakeCinder) -> None:
         self.cloud = cloud
         self.claimed: list[str] = []
+        self.claimed_when: list[int] = []  # how many calls the cloud had been sent then
 
     def physical_name(self, resource_name: str) -> str:
         return f"st-{resource_name}-abcdefghijkl"
 
+    def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
+        self.claimed.remove(physical_id)
+
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
+        self.claimed_when.append(len(self.cloud.sent))
 
     def sleep(self, seconds: float) -> None:
         pass
@@ -299,6 +304,33 @@ def test_a_constraint_of_another_service_is_not_cinders() -> None:
 
 
 # -- attachments ----------------------------------------------------------------------------
+
+def attachment_properties() -> dict[str, Any]:
+    return validate_properties(cinder.VolumeAttachment, {"instance_uuid": SERVER, "volume_id": VOLUME}, "p")
+
+
+def test_an_attachments_id_is_recorded_before_nova_is_asked_to_attach() -> None:
+    cloud = FakeCinder(volumes={VOLUME: {**attached_volume(), "status": "available", "attachments": []}})
+    runtime = FakeRuntime(cloud)
+    outcome = cinder.VolumeAttachment("att", runtime).handle_create(attachment_properties())  # type: ignore[arg-type]
+    asked = next(i for i, call in enumerate(cloud.sent) if call[1:3] == ("POST", f"/servers/{SERVER}/os-volume_attachments"))
+    assert outcome.physical_id == VOLUME and runtime.claimed == [VOLUME] and runtime.claimed_when[0] <= asked
+
+
+def test_an_attach_nova_refuses_leaves_no_claim_on_the_volume() -> None:
+    cloud = FakeCinder(volumes={VOLUME: attached_volume()})
+
+    def refuse(service: str, method: str, path: str, *rest: Any, **options: Any) -> Any:
+        if method == "POST" and path.endswith("/os-volume_attachments"):
+            raise CloudFailure(f"Invalid volume: volume {VOLUME} already attached", 400)
+        return FakeCinder.request(cloud, service, method, path, *rest, **options)
+
+    cloud.request = refuse  # type: ignore[method-assign]
+    runtime = FakeRuntime(cloud)
+    with pytest.raises(CloudFailure, match=r"Failed to attach volume .* already attached \(HTTP 400\)"):
+        cinder.VolumeAttachment("att", runtime).handle_create(attachment_properties())  # type: ignore[arg-type]
+    assert runtime.claimed == []  # another server's attachment: not this stack's to detach
+
 
 def test_an_attachment_update_detaches_then_attaches_as_the_new_properties_say() -> None:
     other = "88888888-2222-4333-8444-555555555555"
