@@ -1098,10 +1098,14 @@ class StackRun:
         self.walk_action = "DELETE"
         if not (self.stack.action == "DELETE" and self.stack.status == "IN_PROGRESS"):
             self.stack_event("DELETE", "IN_PROGRESS", "Stack DELETE started")
+        # As Heat deletes the backup stack first: what replacements retired (or a
+        # killed run left being made) holds what the stack's own resources are (a
+        # server on a port).  What could not go yet is tried again after them.
+        retired_gone = self._delete_retired(everything=True)
         ok = self._delete_resources({n: set(self.requires.get(n, ())) for n in self.records})
         if self.paused:
             return False
-        ok = ok and self._delete_retired(everything=True)
+        ok = ok and (retired_gone or self._delete_retired(everything=True))
         if ok:
             self.stack_event("DELETE", "COMPLETE", "Stack DELETE completed successfully")
         else:

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.model.update_rules import KEPT_AFTER_LOST_RUN
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import (
+    ApplyRequest,
+    DeleteRequest,
+    apply_stack,
+    delete_stack,
+)
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 
@@ -92,3 +97,19 @@ def test_a_create_killed_before_it_recorded_anything_is_replaced_as_a_failed_one
     assert made_events(store)[before:] == [("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE"),
                                            ("DELETE", "IN_PROGRESS"), ("DELETE", "COMPLETE")]
     assert store.retired_resources(store.find_stack("web").id) == []
+
+
+def test_a_stack_delete_takes_what_was_retired_down_before_the_stacks_own_resources(
+        store: Any, killed_job: Any, tmp_path: Path) -> None:
+    """As Heat deletes the backup stack first: a retired server holds the port that
+    the stack's own port resource is."""
+    apply(store, tmp_path, "job 1")
+    killed_while_making(killed_job, {"internal_ports": ["port-made-before-the-kill"]})
+    apply(store, tmp_path, "job 2")  # the killed run's resource kept retired, deleted once
+    stack = store.find_stack("web")
+    live = next(s.state.physical_id for s in store.resources(stack.id) if s.state.name == "made")
+    before = len(store.events(stack.id))
+    result = delete_stack(store, DeleteRequest(name="web"), "job 3").as_dict()
+    assert result["stack_status"] == "DELETE_COMPLETE"
+    deletes = [(e.status, e.physical_id) for e in store.events(stack.id)[before:] if e.resource_name == "made"]
+    assert deletes == [("IN_PROGRESS", ""), ("COMPLETE", ""), ("IN_PROGRESS", live), ("COMPLETE", live)]
