@@ -191,6 +191,56 @@ def test_an_ungrouped_structured_config_completes_without_running(run_tasks, tmp
     assert not (tmp_path / "state").exists()  # nothing ran on the host
 
 
+FAILING_SCRIPT = """\
+    heat_template_version: 2018-08-31
+    parameters:
+      transport: {type: string}
+    resources:
+      deployed_server:
+        type: OS::Heat::DeployedServer
+        properties: {name: localhost}
+      config:
+        type: OS::Heat::SoftwareConfig
+        properties:
+          group: script
+          config: |
+            #!/bin/sh
+            echo "half done"
+            echo "no such file" >&2
+            exit 3
+      deployment:
+        type: OS::Heat::SoftwareDeployment
+        properties:
+          config: {get_resource: config}
+          server: {get_resource: deployed_server}
+          signal_transport: {get_param: transport}
+    outputs:
+      code: {value: {get_attr: [deployment, deploy_status_code]}}
+      stdout: {value: {get_attr: [deployment, deploy_stdout]}}
+    """
+
+
+def test_a_failed_deployment_with_no_signal_completes_as_in_heat_and_the_task_warns(run_tasks, tmp_path):
+    """Heat waits for no signal with NO_SIGNAL: the deployment completes whatever the
+    server does.  Here the run saw the script fail: the attributes keep it, the task
+    warns; with a signal (CFN_SIGNAL, Heat's default) the same failure fails it."""
+    template = str(write_template(tmp_path, "failing.yaml", FAILING_SCRIPT))
+    host_vars = {"hotplay_state_dir": str(tmp_path / "state"), "ansible_python_interpreter": str(BIN / "python")}
+    run = run_tasks([{"hotplay.stacks.stack": {"name": transport.lower().replace("_", "-"), "template": template,
+                                               "parameters": {"transport": transport}},
+                      "register": transport.lower(), "vars": host_vars}
+                     for transport in ("NO_SIGNAL", "CFN_SIGNAL")])
+    quiet, signalled = run.results["no_signal"], run.results["cfn_signal"]
+    assert quiet["stack_status"] == "CREATE_COMPLETE", quiet.get("msg")
+    assert (quiet["outputs"]["code"], quiet["outputs"]["stdout"]) == (3, "half done\n")
+    warning = ("no-signal.deployment CREATE: Deployment to server failed: deploy_status_code : Deployment "
+               "exited with non-zero status code: 3: no such file; completed all the same, as Heat completes "
+               "a deployment with signal_transport NO_SIGNAL")
+    assert warning in " ".join((run.stdout + run.stderr).split()), run.stderr
+    assert signalled["stack_status"] == "CREATE_FAILED"
+    assert "non-zero status code: 3" in signalled["stack_status_reason"]
+
+
 PLAYBOOK_CONFIG = """\
     heat_template_version: 2018-08-31
     parameters:

@@ -36,6 +36,7 @@ class StackResult:
     rollback: dict[str, Any] | None = None
     hooks_pending: list[dict[str, str]] | None = None
     msg: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"changed": self.changed, "failed": self.failed}
@@ -56,6 +57,8 @@ class StackResult:
                 revision=self.stack.revision,
             )
         result.update(resources=self.resources, events=self.events, parameters=self.parameters)
+        if self.warnings:
+            result["warnings"] = list(self.warnings)
         if self.plan is not None:
             result["plan"] = self.plan.as_dict()
             result["plan_id"] = self.plan_id

@@ -344,6 +344,7 @@ def _run_locked(
     sink = event_sink(events, progress)
     timer = start_timer(request.timeout, cancel, request.session)
     rolled_back: dict[str, Any] | None = None
+    warnings: list[str] = []  # the resources' (RuntimeContext.warn)
     try:
         stack = store.find_stack(request.name) or store.create_stack(
             request.name, stack_id=prepared.definition.identity.id)
@@ -358,7 +359,7 @@ def _run_locked(
                              breakpoints=tuple(request.breakpoints), host=request.host,
                              repairs=prepared.repairs, taken_over=taken_over,
                              previous_depends_on=written_depends_on(prepared.last),
-                             cloud=request.session or CloudSession())
+                             cloud=request.session or CloudSession(), warnings=warnings)
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
         failed = store.get_stack(stack.id)
         status = "PAUSED" if run.paused else "COMPLETE" if failed.status == "COMPLETE" else "FAILED"
@@ -381,6 +382,7 @@ def _run_locked(
                           prepared.plan, prepared.plan_id, shown)
     # A paused stack run again with no hook cleared: nothing happened.
     result.changed = bool(events) or final.stack_status != prepared.existing_status
+    result.warnings = warnings
     if rolled_back is not None:
         result.failed, result.rollback = True, rolled_back
         result.msg = (f"{failed.stack_status}: {failed.status_reason}; automatic rollback: "

@@ -102,6 +102,10 @@ class RuntimeContext(Protocol):
     def sleep(self, seconds: float) -> None:
         """Wait, but raise ``Cancelled`` at once when the run is cancelled."""
 
+    def warn(self, message: str) -> None:
+        """A warning of the task (Ansible shows it): something went wrong that, by
+        Heat's rules, does not fail the resource."""
+
     def note_data(self, resource_name: str, key: str, value: Any) -> None:
         """Record one value of the resource's data while it acts, before anything else:
         what the cloud just answered with (a port made for a server), or the unique

@@ -272,20 +272,19 @@ class SoftwareDeployment(Resource):
         else:
             raise self.fail(f"config group {group} cannot run on hosts here: use one of "
                             f"{', '.join(HOST_GROUPS)}", "NotSupported")
-        self._check(result, outputs)
+        failure = _failure(result, outputs)
+        if failure is None:
+            return result
+        if properties.get("signal_transport") != "NO_SIGNAL":
+            raise self.fail(failure, "Error")
+        # Heat waits for no signal: the deployment is COMPLETE whatever the server
+        # does ("Not waiting for outputs signal").  Here the run saw the failure: its
+        # attributes keep it, and the task says so.
+        self.runtime.warn(f"{self.runtime.stack_name}.{self.name} {action}: {failure}; completed "
+                          "all the same, as Heat completes a deployment with signal_transport "
+                          "NO_SIGNAL (its deploy_status_code, deploy_stdout and deploy_stderr "
+                          "keep what ran)")
         return result
-
-    def _check(self, result: Mapping[str, Any], outputs: list[dict[str, Any]]) -> None:
-        code = int(result.get("deploy_status_code") or 0)
-        stderr = str(result.get("deploy_stderr") or "").strip()
-        if code != 0:
-            raise self.fail("Deployment to server failed: deploy_status_code : Deployment exited "
-                            f"with non-zero status code: {code}" + (f": {stderr}" if stderr else ""),
-                            "Error")
-        for declared in outputs:
-            value = (result.get("outputs") or {}).get(declared["name"])
-            if declared["error_output"] and value:
-                raise self.fail(f"Deployment to server failed: {declared['name']} : {value}", "Error")
 
     def _host(self, properties: Mapping[str, Any]) -> HostContext:
         """The server's host: the task's own, or another inventory host reached
@@ -391,6 +390,21 @@ def reported_outputs(data: Mapping[str, Any]) -> dict[str, Any]:
             f"values the server reported, got {str(text)[:60]!r}")
     deploy = {k: values.get(k) for k in DEPLOY_ATTRIBUTES if k in values}
     return {**deploy, "outputs": {k: v for k, v in values.items() if k not in DEPLOY_ATTRIBUTES}}
+
+
+def _failure(result: Mapping[str, Any], outputs: list[dict[str, Any]]) -> str | None:
+    """Heat's words for a deployment that failed (a non-zero status code, an error
+    output with a value); None when it did not."""
+    code = int(result.get("deploy_status_code") or 0)
+    stderr = str(result.get("deploy_stderr") or "").strip()
+    if code != 0:
+        return ("Deployment to server failed: deploy_status_code : Deployment exited "
+                f"with non-zero status code: {code}" + (f": {stderr}" if stderr else ""))
+    for declared in outputs:
+        value = (result.get("outputs") or {}).get(declared["name"])
+        if declared["error_output"] and value:
+            return f"Deployment to server failed: {declared['name']} : {value}"
+    return None
 
 
 def _component_config(record: Mapping[str, Any], action: str) -> tuple[str, Any]:

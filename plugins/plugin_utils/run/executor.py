@@ -149,6 +149,8 @@ class RunOptions:
     # project's resources may be among them (an admin's adoption, asked for).
     adopt: AbandonedStack | None = None
     adopt_other_projects: bool = False
+    # The task's warnings from its resources (RuntimeContext.warn), nested stacks' too.
+    warnings: list[str] = field(default_factory=list)
     # Heat's converge: resource path -> why it is updated although its definition
     # did not change (its real thing drifted, or something inside it did).
     repairs: Mapping[str, str] = field(default_factory=dict)
@@ -251,6 +253,9 @@ class RunRuntime:
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         state = self.run.records[resource_name]
         self.run.save(replace(state, physical_id=physical_id))
+
+    def warn(self, message: str) -> None:
+        self.run.options.warnings.append(str(self.secrets.mask(message)))
 
     def note_data(self, resource_name: str, key: str, value: Any) -> None:
         state = self.run.records[resource_name]
