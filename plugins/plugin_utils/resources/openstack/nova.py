@@ -1021,7 +1021,7 @@ class Server(NovaResource):
                                     {"remote_console": {"protocol": protocol, "type": kind}})
                 urls[kind] = str(answer["remote_console"]["url"])
             except CloudFailure as error:
-                urls[kind] = f"Cannot get console url: {error.message}"
+                urls[kind] = f"Cannot get console url: {error.client_text()}"  # Heat's str(novaclient's)
         return urls
 
     def check_drift(self, state: ResourceState) -> dict[str, Any]:

@@ -76,9 +76,18 @@ class CloudFailure(ResourceFailure):
     """An API call the cloud refused or failed; ``status`` is its HTTP status (0 when
     the cloud could not be reached or configured)."""
 
-    def __init__(self, message: str, status: int = 0) -> None:
+    def __init__(self, message: str, status: int = 0, request_id: str = "") -> None:
         super().__init__(message, _ERROR_TYPES.get(status, "ClientException"))
         self.status = status
+        self.request_id = request_id  # the service's id of the request, when it answered
+
+    def client_text(self) -> str:
+        """The failure as the services' Python clients print it (novaclient's
+        ``<message> (HTTP <status>) (Request-ID: <id>)``), which Heat's texts carry."""
+        if not self.status:
+            return self.message
+        text = f"{self.message} (HTTP {self.status})"
+        return f"{text} (Request-ID: {self.request_id})" if self.request_id else text
 
     @property
     def not_found(self) -> bool:
@@ -264,7 +273,9 @@ class CloudSession:
                 self._time_left()  # the run's time ran out during the call: Heat's "Timed out"
                 raise CloudFailure(f"{method} {path}: {_without_secrets(failure)}") from None
         if response.status_code >= 400:
-            raise CloudFailure(_error_message(response), response.status_code)
+            headers = getattr(response, "headers", None) or {}
+            request_id = headers.get("x-openstack-request-id") or headers.get("x-compute-request-id") or ""
+            raise CloudFailure(_error_message(response), response.status_code, str(request_id))
         if not response.content:
             return None
         return response.json()

@@ -565,6 +565,29 @@ def test_a_call_sends_the_content_type_it_is_given_and_json_otherwise() -> None:
     assert "headers" not in sent[1]
 
 
+def test_a_refusal_keeps_the_services_request_id_for_heats_texts() -> None:
+    """Heat's messages that quote a client's error carry novaclient's text:
+    ``<message> (HTTP <status>) (Request-ID: <id>)``."""
+    class Refusal:
+        status_code, content, reason = 400, b"{}", "Bad Request"
+        headers = {"x-openstack-request-id": "req-0a1b"}
+
+        def json(self) -> Any:
+            return {"badRequest": {"message": "Unavailable console type novnc.", "code": 400}}
+
+    class Proxy:
+        def request(self, path: str, method: str, **kwargs: Any) -> Refusal:
+            return Refusal()
+
+    session = CloudSession("unused")
+    session._proxies["compute"] = Proxy()  # never connects
+    with pytest.raises(CloudFailure) as refused:
+        session.request("compute", "POST", "/servers/s1/remote-consoles", {})
+    assert (refused.value.status, refused.value.request_id) == (400, "req-0a1b")
+    assert refused.value.client_text() == "Unavailable console type novnc. (HTTP 400) (Request-ID: req-0a1b)"
+    assert CloudFailure("GET /: connection refused").client_text() == "GET /: connection refused"
+
+
 def test_calls_in_flight_are_bounded_per_service() -> None:
     """At most ``max_in_flight`` calls to one service at once, and a service whose
     slots are all taken by slow calls does not hold up another's: Nova's volume

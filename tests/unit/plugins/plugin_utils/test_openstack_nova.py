@@ -407,6 +407,15 @@ def test_the_password_changes_before_the_interfaces_as_heat_queues_them() -> Non
     assert cloud.writes()[0] == ("POST", "/servers/s1/action", {"changePassword": {"adminPass": "new"}})
 
 
+def test_console_urls_say_why_there_is_none_in_heats_words() -> None:
+    cloud = NoConsoles()
+    cloud.servers["s1"] = {"id": "s1", "name": "web", "status": "ACTIVE"}
+    state = ResourceState("server", "OS::Nova::Server", "CREATE", physical_id="s1")
+    urls = nova.Server("server", FakeRuntime(cloud)).attribute(state, "console_urls")
+    assert urls["novnc"] == "Cannot get console url: Unavailable console type novnc. (HTTP 400) (Request-ID: req-0a1b)"
+    assert list(urls) == ["novnc", "xvpvnc", "spice-html5", "rdp-html5", "serial", "webmks"]
+
+
 # -- the create request ---------------------------------------------------------------------------
 
 def test_each_port_made_for_a_subnet_and_the_servers_name_are_recorded_before_nova_is_asked() -> None:
@@ -724,3 +733,14 @@ class CloudWithUnanswered(FakeCloud):
         if method == "DELETE" and path.startswith("/servers/"):
             self.servers.pop(path.split("/")[2])
         return super()._answer(service, method, path, params)
+
+
+class NoConsoles(FakeCloud):
+    """Nova with no console proxy: every console refused, as devstack without one."""
+
+    def request(self, service: str, method: str, path: str, body: Mapping[str, Any] | None = None,
+                params: Any = None, microversion: str | None = None) -> Any:
+        if path.endswith("/remote-consoles"):
+            kind = body["remote_console"]["type"]  # type: ignore[index]
+            raise CloudFailure(f"Unavailable console type {kind}.", 400, "req-0a1b")
+        return super().request(service, method, path, body, params, microversion)
