@@ -400,8 +400,9 @@ def _session_named(session: Sequence[Any], leases: Sequence[Sequence[Any]]) -> s
     since ...), the job holding stack web's lock (...)"."""
     backend, application, client, since = session
     where = f", client {client}" if client else ""
-    text = (f"session {backend} ({application or 'no application name'}{where}, in a transaction "
-            f"since {since.astimezone(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ})")
+    # The server may show no start for a transaction that is ending as it is read.
+    started = f" since {since.astimezone(datetime.timezone.utc):%Y-%m-%dT%H:%M:%SZ}" if since else ""
+    text = f"session {backend} ({application or 'no application name'}{where}, in a transaction{started})"
     for stack, holder, host, pid in leases:
         if application == f"{APPLICATION} pid {pid} on {host}"[:63]:
             return f"{text}, the job holding stack {stack}'s lock ({holder}, pid {pid} on {host})"

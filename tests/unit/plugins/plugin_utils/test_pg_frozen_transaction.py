@@ -111,3 +111,13 @@ def test_once_the_server_ends_the_stopped_session_the_next_job_takes_over(pg_ser
     assert re.match(r"^took over from job 1 \(pid \d+ on \S+, since \S+\), token 1: its lease ran out at "
                     r"\S+; fenced: stopped and killed its processes \d+ before this run acted$", lease.note)
     assert events == []  # the stopped job's unfinished write was rolled back with its session
+
+
+def test_a_session_shown_with_no_transaction_start_is_named_all_the_same() -> None:
+    """pg_stat_activity can show a session idle in a transaction with no
+    ``xact_start`` (the transaction ending as the row is read): the message names it
+    without a time instead of failing (seen once in CI, as an AttributeError)."""
+    session = (11397, "hotplay.stacks pid 8207 on vm", "127.0.0.1", None)
+    named = postgres._session_named(session, [("web", "job 1", "vm", 8207)])  # pylint: disable=protected-access
+    assert named == ("session 11397 (hotplay.stacks pid 8207 on vm, client 127.0.0.1, in a transaction), "
+                     "the job holding stack web's lock (job 1, pid 8207 on vm)")
