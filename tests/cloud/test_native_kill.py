@@ -97,12 +97,14 @@ def test_a_run_killed_while_servers_are_made_is_converged_by_the_next_with_nothi
                               env=integration.playbook_environment(cloud_env), start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        # Killed once srv0 is being made: its name recorded, Nova asked or about to be.
+        # Killed once both servers are being made (their rows written before anything
+        # is asked of the cloud), a moment later: srv1's port and the servers' POSTs
+        # are in flight or just answered, most runs.
         deadline = time.monotonic() + 300
-        while "creating_server_name" not in server_rows(store).get("srv0", ("", {}))[1]:
+        while set(server_rows(store)) != {"srv0", "srv1"}:
             assert killed.poll() is None and time.monotonic() < deadline, "the run ended before srv0 was made"
             time.sleep(0.05)
-        time.sleep(0.3)  # Nova's POST in flight, most runs
+        time.sleep(0.4)
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait()

@@ -879,13 +879,21 @@ class StackRun:
             # What the create claimed before it failed (a server in ERROR, a group's
             # nested stack) stays recorded, as Heat keeps it: the stack's delete then
             # deletes it, nothing is orphaned.
-            claimed = self.records.get(defn.name)
-            if claimed is not None:
-                state = replace(state, physical_id=claimed.physical_id or state.physical_id,
-                                nested_stack_id=claimed.nested_stack_id or state.nested_stack_id)
+            state = self._with_claims(state, defn.name)
             self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(state, outcome)
+
+    def _with_claims(self, state: ResourceState, name: str) -> ResourceState:
+        """``state`` with what the action recorded as it went and that must not be lost
+        when it fails: the claimed id, the nested stack, the data it noted (a server's
+        ports made for it)."""
+        claimed = self.records.get(name)
+        if claimed is None:
+            return state
+        return replace(state, physical_id=claimed.physical_id or state.physical_id,
+                       nested_stack_id=claimed.nested_stack_id or state.nested_stack_id,
+                       data={**state.data, **claimed.data})
 
     def _update(
         self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any],
@@ -903,6 +911,7 @@ class StackRun:
                 lambda: handler.handle_update(record, properties), defn.name, "UPDATE"
             )
         except _Failed as failure:
+            state = self._with_claims(state, defn.name)
             self.save(self._failed(state, failure.reason), failure.reason, durable=False)
             raise
         self._complete(replace(state, properties=properties), outcome)

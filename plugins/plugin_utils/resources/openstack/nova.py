@@ -30,12 +30,13 @@ shapes.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import quote
 
@@ -221,6 +222,20 @@ class NovaResource(OpenStackResource):
 # The resource data key of the name a server is being made under (one Heat generated),
 # until Nova's answer gives its id.
 UNANSWERED_SERVER = "creating_server_name"
+# The resource data key of the port last asked of Neutron for a ``subnet`` entry: its
+# name (Heat's ``<resource>-port-<n>``), network and when it was asked for.
+UNANSWERED_PORT = "creating_port"
+# How far Neutron's clock may be behind the controller's, for such a port.
+_CLOCK_SLACK = datetime.timedelta(seconds=30)
+
+
+def _made_at(port: Mapping[str, Any]) -> datetime.datetime:
+    """When Neutron made the port (its ``created_at``, UTC); long ago when it does not say."""
+    try:
+        made = datetime.datetime.fromisoformat(str(port.get("created_at")))
+    except ValueError:
+        return datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
+    return made if made.tzinfo else made.replace(tzinfo=datetime.timezone.utc)
 
 
 def _failure(message: str, error_type: str) -> CloudFailure:
@@ -559,8 +574,36 @@ class Server(NovaResource):
         if security_groups:
             port["security_groups"] = [self._neutron_id("security_group", g) for g in security_groups]
         port.update(port_extra_body(entry.get("port_extra_properties")))
+        # Heat's name is not unique: the port a run killed now leaves is found by its
+        # name, on its network, made since it was asked for (_unanswered_ports).
+        self.runtime.note_data(self.name, UNANSWERED_PORT, {
+            "name": port["name"], "network_id": network_id,
+            "asked_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
         made = self.cloud.request(NEUTRON, "POST", "/ports", {"port": port})["port"]
         return str(made["id"])
+
+    def _without_creation_notes(self, current: ResourceState) -> ResourceState:
+        """What a create or an update that did not finish noted as it went, settled:
+        a port it asked Neutron for and never heard of is deleted (the record never
+        had it); the server itself has its id."""
+        notes = {UNANSWERED_PORT, UNANSWERED_SERVER}
+        if not notes & set(current.data):
+            return current
+        self._delete_ports(self._unanswered_ports(current, current.data.get("internal_ports") or []))
+        return replace(current, data={k: v for k, v in current.data.items() if k not in notes})
+
+    def _unanswered_ports(self, current: ResourceState, known: Sequence[str]) -> list[str]:
+        """The ports named, on the network, as the last one a run asked Neutron for
+        (for a ``subnet`` entry), made since then and not among ``known``: the one a
+        run killed before Neutron's answer made."""
+        asked = current.data.get(UNANSWERED_PORT)
+        if not isinstance(asked, Mapping):
+            return []
+        since = datetime.datetime.fromisoformat(str(asked["asked_at"])) - _CLOCK_SLACK
+        listed = self.cloud.request(NEUTRON, "GET", "/ports", params={
+            "name": str(asked["name"]), "network_id": str(asked["network_id"])})
+        return [str(port["id"]) for port in listed.get("ports") or []
+                if port["id"] not in known and _made_at(port) >= since]
 
     def _associate_floating_ips(self, networks: Sequence[Mapping[str, Any]], internal: list[str]) -> None:
         """Heat's ``floating_ip`` of a network entry with a port: the address is
@@ -584,6 +627,7 @@ class Server(NovaResource):
 
     # -- update ------------------------------------------------------------------------------------
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        current = self._without_creation_notes(current)
         ident = current.physical_id
         old, new = current.properties, properties
         changed = {key for key in set(old) | set(new) if old.get(key) != new.get(key)}
@@ -895,7 +939,7 @@ class Server(NovaResource):
                     raise
             else:
                 self._wait(server, self._is_deleted)
-        self._delete_ports(internal)
+        self._delete_ports([*internal, *self._unanswered_ports(current, internal)])
 
     def _unanswered(self, current: ResourceState) -> list[str]:
         """The ids of the servers named as the create recorded (Heat's unique

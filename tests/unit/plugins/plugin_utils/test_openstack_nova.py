@@ -397,8 +397,10 @@ def test_a_port_an_update_makes_is_recorded_as_neutron_answers_and_forgotten_whe
         nova.Server("server", runtime).handle_update(
             state, server_properties(name="server", networks=[{"port": PORT_ID}, {"subnet": SUBNET_ID}]))
     made = next(i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/ports"))
-    assert runtime.noted == [("internal_ports", ["made-0", "made-1"], made + 1),
-                             ("internal_ports", ["made-0"], len(cloud.sent))]
+    assert [note for note in runtime.noted if note[0] == "internal_ports"] == [
+        ("internal_ports", ["made-0", "made-1"], made + 1), ("internal_ports", ["made-0"], len(cloud.sent))]
+    [(_key, asked, when)] = [note for note in runtime.noted if note[0] == "creating_port"]
+    assert (asked["name"], asked["network_id"], when) == ("server-port-0", NET_ID, made)  # before it was asked
 
 
 def test_the_password_changes_before_the_interfaces_as_heat_queues_them() -> None:
@@ -423,15 +425,20 @@ def test_each_port_made_for_a_subnet_and_the_servers_name_are_recorded_before_no
     runtime = FakeRuntime(cloud)
     outcome = nova.Server("server", runtime).handle_create(server_properties(
         flavor="m1.tiny", image="cirros", networks=[{"subnet": SUBNET_ID}, {"subnet": SUBNET_ID}]))
-    assert [(key, value) for key, value, _sent in runtime.noted] == [
+    assert [(key, value) for key, value, _sent in runtime.noted if key != "creating_port"] == [
         ("creating_server_name", "st-server-abcdefghijkl"),
         ("internal_ports", ["made-1"]), ("internal_ports", ["made-1", "made-2"])]
+    # Each port's name and network recorded before Neutron was asked for it.
+    asked = [(value["name"], sent) for key, value, sent in runtime.noted if key == "creating_port"]
+    made = [i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/ports")]
+    assert asked == [("server-port-0", made[0]), ("server-port-1", made[1])]
     # Each port recorded as Neutron answered, everything before Nova was asked.
     made = [i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/ports")]
     assert [sent for key, _value, sent in runtime.noted if key == "internal_ports"] == [made[0] + 1, made[1] + 1]
     asked_nova = next(i for i, call in enumerate(cloud.sent) if call[:2] == ("POST", "/servers"))
     assert all(sent <= asked_nova for _key, _value, sent in runtime.noted)
-    assert outcome.data["internal_ports"] == ["made-1", "made-2"] and "creating_server_name" not in outcome.data
+    assert outcome.data["internal_ports"] == ["made-1", "made-2"]
+    assert "creating_server_name" not in outcome.data and "creating_port" not in outcome.data
 
 
 def test_a_server_named_by_the_user_records_no_name_to_find_it_by() -> None:
@@ -722,9 +729,31 @@ def test_user_data_holding_a_secret_makes_its_encoded_forms_secret() -> None:
     assert plain.secrets.known == []  # user data with no secret stays as it is
 
 
+def test_a_port_a_killed_run_asked_neutron_for_is_found_by_its_name_network_and_time_and_deleted() -> None:
+    cloud = CloudWithUnanswered()
+    cloud.ports = [
+        {"id": "made-1", "created_at": "2026-11-28T10:00:01Z"},  # recorded: deleted as such
+        {"id": "unanswered", "created_at": "2026-11-28T10:00:03Z"},  # the killed run's
+        {"id": "older", "created_at": "2026-11-28T09:00:00Z"},  # same name, made long before: not ours
+    ]
+    left = ResourceState("server", "OS::Nova::Server", "CREATE", status="IN_PROGRESS", data={
+        "internal_ports": ["made-1"], "creating_port": {
+            "name": "server-port-1", "network_id": NET_ID, "asked_at": "2026-11-28T10:00:02+00:00"}})
+    nova.Server("server", FakeRuntime(cloud)).handle_delete(left)
+    assert ("GET", "/ports", None) in cloud.sent and cloud.port_filters == [{"name": "server-port-1",
+                                                                              "network_id": NET_ID}]
+    assert cloud.writes() == [("DELETE", "/ports/made-1", None), ("DELETE", "/ports/unanswered", None)]
+
+
 class CloudWithUnanswered(FakeCloud):
     """Nova's servers listed by a name pattern (Nova's ``name`` filter is a regular
-    expression) and deleted; Neutron's ports deleted."""
+    expression) and deleted; Neutron's ports listed (``ports``, whatever the filters,
+    which ``port_filters`` keeps) and deleted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ports: list[dict[str, Any]] = []
+        self.port_filters: list[dict[str, Any]] = []
 
     def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
         if method == "GET" and path == "/servers":
@@ -732,6 +761,9 @@ class CloudWithUnanswered(FakeCloud):
             return {"servers": [dict(s) for s in self.servers.values() if pattern.search(s["name"])]}
         if method == "DELETE" and path.startswith("/servers/"):
             self.servers.pop(path.split("/")[2])
+        if method == "GET" and path == "/ports":
+            self.port_filters.append(dict(params))
+            return {"ports": list(self.ports)}
         return super()._answer(service, method, path, params)
 
 

@@ -20,7 +20,8 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine i
     apply_stack,
     delete_stack,
 )
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import ResourceState, register, resource_class
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.heat_misc import TestResource
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 
 TEMPLATE = """\
@@ -113,3 +114,28 @@ def test_a_stack_delete_takes_what_was_retired_down_before_the_stacks_own_resour
     assert result["stack_status"] == "DELETE_COMPLETE"
     deletes = [(e.status, e.physical_id) for e in store.events(stack.id)[before:] if e.resource_name == "made"]
     assert deletes == [("IN_PROGRESS", ""), ("COMPLETE", ""), ("IN_PROGRESS", live), ("COMPLETE", live)]
+
+
+class NotesThenFails(TestResource):
+    """Notes a value of its data as it goes (as a server notes the ports made for it),
+    then fails."""
+
+    type_name = "Hotplay::Test::NotesThenFails"
+
+    def handle_create(self, properties: Any) -> Any:
+        self.runtime.note_data(self.name, "internal_ports", ["port-made-first"])
+        raise self.fail("the server went to ERROR")
+
+
+if resource_class(NotesThenFails.type_name) is None:
+    register(NotesThenFails)
+
+
+def test_a_failed_create_keeps_what_it_noted_as_it_went(store: Any, tmp_path: Path) -> None:
+    template = tmp_path / "fails.yaml"
+    template.write_text("heat_template_version: 2018-08-31\n"
+                        "resources: {made: {type: Hotplay::Test::NotesThenFails}}\n")
+    result = apply_stack(store, ApplyRequest(name="web", template=str(template)), "job 1").as_dict()
+    assert result["stack_status"] == "CREATE_FAILED"
+    [stored] = store.resources(store.find_stack("web").id)
+    assert (stored.state.status, stored.state.data) == ("FAILED", {"internal_ports": ["port-made-first"]})
