@@ -12,11 +12,12 @@ refused one, like a silent one, records no stack."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from silent_endpoint import silent_endpoint
@@ -90,17 +91,48 @@ def test_a_silent_cloud_ends_the_task_at_its_timeout_and_records_no_stack(
                      name="info").results["info"]["exists"] is False
 
 
+class NetworkLookups:
+    """The adoption's cloud session in ``adopted_in_this_process``: Neutron shows the
+    adopted network, in the session's project."""
+
+    project_id = "demo-project"
+
+    def request(self, service: str, method: str, path: str, *args: Any, **options: Any) -> Any:
+        assert (service, method) == ("network", "GET"), (service, method, path)
+        return {"network": {"id": path.rsplit("/", 1)[1], "project_id": self.project_id}}
+
+    def remember(self, key: Any, compute: Any) -> Any:
+        return compute()
+
+
+def adopted_in_this_process(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The set-up of a test about a delete: ABANDONED adopted into the test's store by
+    the engine in this process, the adoption's lookup of the network answered by a
+    fake (the test's cloud answers nothing, and an adoption looks each id up first)."""
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon import read_abandon
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations import adopt
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
+
+    @contextlib.contextmanager
+    def session(_cloud: str | None) -> Iterator[NetworkLookups]:
+        yield NetworkLookups()
+
+    monkeypatch.setattr(adopt, "cloud_session", session)
+    store = open_store(store_url)
+    try:
+        request = adopt.AdoptRequest("web", read_abandon(ABANDONED, "web.json"), "web.json")
+        assert adopt.adopt_stack(store, request, "set-up").as_dict()["stack_status"] == "ADOPT_COMPLETE"
+    finally:
+        store.close()
+
+
 def test_a_silent_cloud_ends_a_delete_at_its_timeout_and_the_next_job_gets_the_stack(
-        tmp_path: Path, run_tasks, silent_keystone: str) -> None:
+        tmp_path: Path, run_tasks, store_url: str, silent_keystone: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cloud goes silent during the run (a delete of a stack adopted from Heat's
-    abandon data, which asks the cloud nothing): Heat's "Timed out", and the stack's
-    lock is let go with the job (the next delete is not refused as locked)."""
+    abandon data: the first call of the run is the delete's): Heat's "Timed out", and
+    the stack's lock is let go with the job (the next delete is not refused as locked)."""
     env = {"OS_CLIENT_CONFIG_FILE": str(silent_clouds(tmp_path, silent_keystone))}
-    (tmp_path / "web.json").write_text(json.dumps(ABANDONED))
-    adopted = run_tasks([{"name": "adopt", "register": "adopted",
-                          "hotplay.stacks.stack_adopt": {"abandon_file": str(tmp_path / "web.json")}}],
-                        name="adopt", env=env).results["adopted"]
-    assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")
+    adopted_in_this_process(store_url, monkeypatch)
     delete = {"name": "delete", "register": "deleted",
               "hotplay.stacks.stack": {"name": "web", "state": "absent", "cloud": "silent", "timeout": 5}}
     began = time.monotonic()
