@@ -458,6 +458,7 @@ def test_a_server_whose_id_a_killed_run_never_heard_is_found_by_its_name_and_del
     assert cloud.writes() == [("DELETE", "/servers/orphan", None), ("DELETE", "/ports/made-1", None)]
     assert list(cloud.servers) == ["other"]
 
+
 def test_a_create_sends_ids_found_by_name_and_keeps_no_password() -> None:
     cloud = FakeCloud()
     runtime = FakeRuntime(cloud)
@@ -740,8 +741,8 @@ def test_a_port_a_killed_run_asked_neutron_for_is_found_by_its_name_network_and_
         "internal_ports": ["made-1"], "creating_port": {
             "name": "server-port-1", "network_id": NET_ID, "asked_at": "2026-11-28T10:00:02+00:00"}})
     nova.Server("server", FakeRuntime(cloud)).handle_delete(left)
-    assert ("GET", "/ports", None) in cloud.sent and cloud.port_filters == [{"name": "server-port-1",
-                                                                              "network_id": NET_ID}]
+    assert ("GET", "/ports", None) in cloud.sent
+    assert cloud.port_filters == [{"name": "server-port-1", "network_id": NET_ID}]
     assert cloud.writes() == [("DELETE", "/ports/made-1", None), ("DELETE", "/ports/unanswered", None)]
 
 
