@@ -375,3 +375,74 @@ def _wait_seconds(properties: Mapping[str, Any], action: str) -> float:
     if seconds is None:
         seconds = properties.get("wait_secs") or 0
     return seconds
+
+
+# Heat's ``stack_action_timeout``: a stack's time limit when it sets none.
+HEAT_STACK_TIMEOUT = 3600.0
+_DELAY_ACTIONS = ("CREATE", "DELETE", "SUSPEND", "RESUME")
+
+
+@register
+class Delay(Resource):
+    """OS::Heat::Delay: waits during the actions it lists, ``min_wait`` seconds plus a
+    random jitter of up to ``max_jitter`` x ``jitter_multiplier``: after what it depends
+    on and before what depends on it at create, the other way round at delete.  As
+    Heat's, it has no physical id (``get_resource`` gives its name) and no attributes,
+    and an update changes only its properties."""
+
+    type_name = "OS::Heat::Delay"
+    adoptable = True  # Heat keeps nothing of it but its properties
+    properties_schema = {
+        "min_wait": PropertySchema(
+            "number", "Minimum time in seconds to wait during the specified actions.",
+            default=0, update_allowed=True, constraints=(value_range(min=0),)),
+        "max_jitter": PropertySchema(
+            "number", "Maximum jitter to add to the minimum wait time.",
+            default=0, update_allowed=True, constraints=(value_range(min=0),)),
+        "jitter_multiplier": PropertySchema(
+            "number", "Number of seconds to multiply the maximum jitter value by.",
+            default=1.0, update_allowed=True, constraints=(value_range(min=0),)),
+        "actions": PropertySchema(
+            "list", "Actions during which the delay will occur.", default=["CREATE"],
+            update_allowed=True, constraints=(allowed_values(*_DELAY_ACTIONS),)),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttributeSchema]] = {}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's: the longest wait may not exceed the stack's time limit (Heat's
+        default one: a task's ``timeout`` bounds the run itself, as Heat's does)."""
+        longest = _number(properties.get("min_wait")) + _longest_jitter(properties)
+        if longest > HEAT_STACK_TIMEOUT:
+            # Heat's arithmetic, and so its text: 3700 + 0 * 1.0 prints as 3700.0.
+            raise StackValidationFailed(f"{self.type_name} maximum delay {longest}s exceeds stack timeout.",
+                                        path=f"resources.{self.name}")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        self._delay(properties, "CREATE")
+        return Outcome("")
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        return Outcome("")  # Heat's Delay has no update handler: no wait
+
+    def handle_delete(self, current: ResourceState) -> None:
+        self._delay(current.properties, "DELETE")
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return None
+
+    def _delay(self, properties: Mapping[str, Any], action: str) -> None:
+        """Heat's ``_wait_secs``: nothing for an action it does not list."""
+        if action not in (properties.get("actions") or []):
+            return
+        seconds = _number(properties.get("min_wait")) + _longest_jitter(properties) * random.random()
+        if seconds > 0:
+            self.runtime.sleep(seconds)
+
+
+def _number(value: Any) -> float:
+    """A number property's value as given (an int stays an int, as in Heat's sums)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _longest_jitter(properties: Mapping[str, Any]) -> float:
+    return _number(properties.get("max_jitter")) * _number(properties.get("jitter_multiplier", 1.0))
