@@ -4,7 +4,8 @@
 resources side by side, on localhost and on the SSH test hosts, their arguments
 computed with yaql and their parameters checked with ``allowed_pattern``, applied
 run after run (each run updates every resource in place) while CPU hogs keep the
-load well above the core count, on SQLite and on PostgreSQL.
+load well above the core count (at least as many runnable tasks beside the campaign's
+own as there are hogs: see LoadKeeper), on SQLite and on PostgreSQL.
 
 After each run it checks what an operator relies on:
 
@@ -24,8 +25,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -59,10 +62,15 @@ class RunResult:
     failure: str = ""  # the run itself failed
     warnings: list[str] = field(default_factory=list)  # about threads, forks, stray output
     inconsistencies: list[str] = field(default_factory=list)  # the store against the files
+    competition: float = 0.0  # the median of the runnable tasks beside the run's own
+    wanted_competition: int = 0  # what the hogs keep at least (less a task of noise)
 
     @property
     def problems(self) -> list[str]:
-        return ([self.failure] if self.failure else []) + self.warnings + self.inconsistencies
+        unloaded = ([f"{self.competition:g} runnable tasks (median) beside the run's own, not the "
+                     f"{self.wanted_competition} the campaign is about"]
+                    if self.competition < self.wanted_competition else [])
+        return ([self.failure] if self.failure else []) + self.warnings + self.inconsistencies + unloaded
 
 
 def content(version: int, index: int) -> str:
@@ -105,19 +113,113 @@ def template(count: int, hosts: list[str]) -> dict[str, Any]:
             "resources": resources}
 
 
-@contextlib.contextmanager
-def cpu_hogs(count: int) -> Iterator[None]:
-    """``count`` processes that spin, so the load stays well above the cores; each
-    stops once the campaign is gone (a campaign killed before its cleanup left its
-    hogs spinning for good)."""
-    spin = "import os\ncampaign = os.getppid()\nwhile os.getppid() == campaign:\n    pass\n"
-    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _hog in range(count)]
+# A hog spins while the control file's number is above its own index, and sleeps otherwise.
+HOG = """\
+import os, sys, time
+campaign, index, control = os.getppid(), int(sys.argv[1]), os.open(sys.argv[2], os.O_RDONLY)
+while os.getppid() == campaign:
+    if int(os.pread(control, 16, 0) or b"0") > index:
+        until = time.monotonic() + 0.05
+        while time.monotonic() < until:
+            pass
+    else:
+        time.sleep(0.05)
+"""
+
+
+def task_states(pid: int | str) -> list[bytes]:
+    """The scheduler states (R, S, D, ...) of a process's threads; none once it is gone."""
+    states = []
     try:
-        yield
-    finally:
-        for hog in hogs:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as stat:
+                states.append(stat.read().rsplit(b")", 1)[1].split()[0])
+        except OSError:
+            continue
+    return states
+
+
+def parents() -> dict[int, int]:
+    """Each process's parent, from /proc."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    found[int(entry)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                continue
+    return found
+
+
+class LoadKeeper:
+    """``count`` CPU hogs that keep at least ``count`` runnable tasks beside the campaign's
+    own (the load well above the cores), each stopping once the campaign is gone (a
+    campaign killed before its cleanup left its hogs spinning for good).
+
+    Every ``interval`` a thread counts the machine's runnable tasks (/proc/loadavg) less
+    the campaign's (its descendants' threads in state R, read from /proc): the
+    competition the campaign meets. The hogs spin only for what the other work on the
+    machine leaves short: alone every hog spins, as in a campaign with plain spinners;
+    beside other tests that load the machine already, fewer or none do (four plain
+    spinners for a 5-minute campaign in CI took ~300 CPU-s from the other tests to make
+    a load those tests made anyway). ``samples``: the competition at each count."""
+
+    def __init__(self, count: int, folder: Path, interval: float = 0.25) -> None:
+        self.count = count
+        self.interval = interval
+        self.samples: list[int] = []
+        self._control_path = folder / "hogs-spinning"
+        self._control_path.write_text(str(count))
+        self._control = os.open(self._control_path, os.O_WRONLY)
+        self._hogs: list[subprocess.Popen[bytes]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._keep, daemon=True)
+
+    def __enter__(self) -> LoadKeeper:
+        self._hogs = [subprocess.Popen([sys.executable, "-c", HOG, str(index), str(self._control_path)])
+                      for index in range(self.count)]
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for hog in self._hogs:
             hog.kill()
             hog.wait()
+        os.close(self._control)
+
+    def competition(self) -> int:
+        """Runnable tasks on the machine that are not the campaign's (hogs included)."""
+        with open("/proc/loadavg", encoding="ascii") as loadavg:
+            runnable = int(loadavg.read().split()[3].split("/")[0])
+        hogs = {hog.pid for hog in self._hogs}
+        children: dict[int, list[int]] = {}
+        for pid, parent in parents().items():
+            children.setdefault(parent, []).append(pid)
+        own, pending = 0, list(children.get(os.getpid(), []))
+        while pending:
+            pid = pending.pop()
+            pending.extend(children.get(pid, []))
+            if pid not in hogs:
+                own += task_states(pid).count(b"R")
+        return runnable - own - 1  # this thread, reading, is one of the runnable
+
+    def _keep(self) -> None:
+        spinning = self.count
+        while not self._stop.wait(self.interval):
+            competition = self.competition()
+            self.samples.append(competition)
+            others = competition - sum(task_states(hog.pid).count(b"R") for hog in self._hogs)
+            wanted = max(0, min(self.count, self.count - others))
+            if wanted != spinning:
+                os.pwrite(self._control, f"{wanted:<16}".encode(), 0)
+                spinning = wanted
 
 
 def run_play(folder: Path, inventory: Path | None, store: str, task: dict[str, Any],
@@ -134,8 +236,9 @@ def run_play(folder: Path, inventory: Path | None, store: str, task: dict[str, A
            "ANSIBLE_PYTHON_INTERPRETER": "auto_silent", "PYTHONDEVMODE": "1",
            "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
     env.pop("PYTHONPATH", None)
-    # The implicit localhost runs modules with the controller's own Python.
-    command = [str(BIN / "ansible-playbook"), "-i", str(inventory) if inventory else "localhost,",
+    # No SSH hosts: no inventory, so that the play's localhost is the implicit one, which
+    # runs modules with the controller's own Python ("-i localhost," would reach it by SSH).
+    command = [str(BIN / "ansible-playbook"), *(["-i", str(inventory)] if inventory else []),
                str(playbook)]
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
                           timeout=1800, check=False)
@@ -202,14 +305,20 @@ class Campaign:
         local = self.hosts.srv(number) / CASE / Path(path).name if number else Path(path)
         return local.read_text() if local.exists() else None
 
-    def apply(self, backend: str, store: str, number: int, version: int,
+    def apply(self, backend: str, store: str, number: int, version: int, load: LoadKeeper,
               state: str = "present") -> RunResult:
         started = time.monotonic()
         task = {"name": "stress", "template": str(self.folder / "stress.yaml"), "state": state,
                 "parameters": {"root": str(self.local_root), "version": str(version)}}
         inventory = self.hosts.inventory if self.hosts else None
+        first_sample = len(load.samples)
         done = run_play(self.folder, inventory, store, task, f"{backend}-{number}")
-        result = RunResult(backend, number, time.monotonic() - started)
+        met = load.samples[first_sample:]
+        # The counts are instants a quarter-second apart, the hogs follow a count late:
+        # the median may fall a task short of the hogs' number, not more.
+        result = RunResult(backend, number, time.monotonic() - started,
+                           competition=statistics.median(met) if met else 0.0,
+                           wanted_competition=load.count - 1)
         if done.returncode != 0:
             result.failure = f"rc {done.returncode}: {done.stdout[-2000:]}{done.stderr[-1000:]}"
         result.warnings = complaints(done)
@@ -228,16 +337,17 @@ class Campaign:
 def run_campaign(runs: int, count: int, backends: dict[str, str], folder: Path, hosts: Any | None,
                  hogs: int, report: Callable[[str], None]) -> list[RunResult]:
     results: list[RunResult] = []
-    with cpu_hogs(hogs):
+    with LoadKeeper(hogs, folder) as load:
         for backend, store in backends.items():
             campaign = Campaign(folder / backend, count, hosts)
             for number in range(1, runs + 1):
                 last = number == runs
-                result = campaign.apply(backend, store, number, number, "absent" if last else "present")
+                result = campaign.apply(backend, store, number, number, load,
+                                        "absent" if last else "present")
                 results.append(result)
-                load = os.getloadavg()[0]
                 report(f"{backend:10} run {number:3}/{runs} {'delete' if last else 'apply':6} "
-                       f"{result.seconds:6.1f} s load {load:5.1f} "
+                       f"{result.seconds:6.1f} s load {os.getloadavg()[0]:5.1f} "
+                       f"beside it {result.competition:4.1f} runnable "
                        f"{'ok' if not result.problems else 'FAILED: ' + '; '.join(result.problems)}")
     return results
 
