@@ -127,6 +127,9 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
     if getattr(handler, "accepts_any_properties", False):
         # Heat's OS::Heat::None: _needs_update is always False (metadata too).
         return Decision(UNCHANGED)
+    if getattr(handler, "replaced_by_every_update", False):
+        # Heat's OS::Heat::UpdateWaitConditionHandle: _needs_update always replaces it.
+        return Decision(REPLACED, f"{record.type} is replaced by every update of its stack")
     changed = [key for key in sorted(set(properties) | set(record.properties))
                if key in known.unknown or properties.get(key) != record.properties.get(key)]
     other = definition_changes(declared, record) + (["depends_on changed"] if requires_changed else [])

@@ -54,11 +54,11 @@ def mark_resource(store: Store, request: HealthRequest, holder: str) -> dict[str
     reason = request.reason or DEFAULT_REASON
     parent = request.resource.rsplit("/", 1)[0] if "/" in request.resource else ""
     if request.check_mode:
-        found = _find(store, stack, request.resource)
+        found = find_resource(store, stack, request.resource)
         return {"changed": _would_change(found.stored.state, request.healthy, reason),
                 "resource": resource_entry(found.stored.state, parent), "events": []}
     with stack_lock(store, request.name, holder):
-        found = _find(store, stack, request.resource)
+        found = find_resource(store, stack, request.resource)
         if request.healthy:
             changed = _mark_healthy(store, found, reason)
         else:
@@ -69,7 +69,7 @@ def mark_resource(store: Store, request: HealthRequest, holder: str) -> dict[str
     return {"changed": changed, "resource": resource_entry(state, parent), "events": events}
 
 
-def _find(store: Store, stack: StackRecord, path: str) -> _Found:
+def find_resource(store: Store, stack: StackRecord, path: str) -> _Found:
     names = [part for part in path.split("/") if part]
     if not names:
         raise HotplayError("resource must name a resource of the stack, e.g. web or group/0")

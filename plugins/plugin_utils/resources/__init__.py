@@ -22,4 +22,5 @@ from . import (  # noqa: F401
     read_only,
     software_config,
     software_deployment,
+    wait_condition,
 )

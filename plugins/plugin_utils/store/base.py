@@ -112,6 +112,18 @@ class HookRecord:
 
 
 @dataclass(frozen=True)
+class SignalRecord:
+    """A signal a resource received (Heat's ``resource signal`` body), in order."""
+
+    stack_id: str
+    resource_name: str
+    physical_id: str  # the physical resource it reached (a replaced handle's are not the new one's)
+    seq: int  # 1, 2, ...: the order the signals came in
+    body: Any  # as sent: a mapping, or None
+    received: str
+
+
+@dataclass(frozen=True)
 class KeyringRecord:
     """How a stack's secrets are locked (see ``secrets.py``): the salt its data key
     is derived with, a key check (a known text sealed with that key: a wrong key is
@@ -355,6 +367,18 @@ class Store(ABC):
     @abstractmethod
     def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
         """The stack's hooks (not its nested stacks'), oldest first."""
+
+    # -- signals --------------------------------------------------------------------
+    @abstractmethod
+    def add_signal(self, stack_id: str, resource_name: str, physical_id: str, body: Any) -> int:
+        """Append a signal to a physical resource (no lease needed); its ``seq``."""
+
+    @abstractmethod
+    def signals(self, stack_id: str, resource_name: str, physical_id: str) -> list[SignalRecord]:
+        """The signals a physical resource received, in order."""
+
+    @abstractmethod
+    def delete_signals(self, stack_id: str, resource_name: str, physical_id: str) -> None: ...
 
     # -- secrets --------------------------------------------------------------------
     @abstractmethod

@@ -34,6 +34,7 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "resources": (("stack_id", "name", "retired_in"), "stack_id"),
     "events": (("id",), "stack_id"),
     "hooks": (("stack_id", "resource_name", "hook", "revision"), "stack_id"),
+    "signals": (("stack_id", "resource_name", "physical_id", "seq"), "stack_id"),
     # A stack's keyring (salt, key check, secret values): its encrypted values need it.
     "stack_keys": (("stack_id",), "stack_id"),
 }

@@ -19,6 +19,7 @@ from .base import (
     HookRecord,
     KeyringRecord,
     RevisionRecord,
+    SignalRecord,
     StackRecord,
     StoredResource,
     utc_now,
@@ -98,6 +99,11 @@ def event_record(row: Row) -> EventRecord:
 def hook_record(row: Row) -> HookRecord:
     return HookRecord(row["stack_id"], row["resource_name"], row["hook"], row["revision"],
                       row["status"], row["created"])
+
+
+def signal_record(row: Row, decode: Callable[[Any], Any]) -> SignalRecord:
+    return SignalRecord(row["stack_id"], row["resource_name"], row["physical_id"], int(row["seq"]),
+                        decode(row["body"]), row["received"])
 
 
 def keyring_record(row: Row) -> KeyringRecord:

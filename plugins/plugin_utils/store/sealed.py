@@ -48,6 +48,7 @@ from .base import (
     KeyringRecord,
     LeaseRecord,
     RevisionRecord,
+    SignalRecord,
     StackRecord,
     Store,
     StoredResource,
@@ -428,6 +429,15 @@ class SealedStore(Store):
 
     def hooks(self, stack_id: str, status: str | None = None) -> list[HookRecord]:
         return self.inner.hooks(stack_id, status)
+
+    def add_signal(self, stack_id: str, resource_name: str, physical_id: str, body: Any) -> int:
+        return self.inner.add_signal(stack_id, resource_name, physical_id, body)
+
+    def signals(self, stack_id: str, resource_name: str, physical_id: str) -> list[SignalRecord]:
+        return self.inner.signals(stack_id, resource_name, physical_id)
+
+    def delete_signals(self, stack_id: str, resource_name: str, physical_id: str) -> None:
+        self.inner.delete_signals(stack_id, resource_name, physical_id)
 
     def store_salt(self) -> str:
         return self.inner.store_salt()

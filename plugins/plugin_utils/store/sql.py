@@ -29,6 +29,7 @@ from .base import (
     KeyringRecord,
     ResourceState,
     RevisionRecord,
+    SignalRecord,
     StackRecord,
     StoredResource,
     utc_now,
@@ -39,11 +40,12 @@ from .rows import (
     keyring_record,
     resource_values,
     revision_record,
+    signal_record,
     stack_record,
     stored_resource,
 )
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # The schema in the order it grew: version -> statements.  ``{json}``, ``{flag}``,
 # ``{serial_key}``, ``{live}`` and ``{lock_owner}`` are the dialect's words for a JSON
@@ -174,6 +176,21 @@ ALTER TABLE leases ADD COLUMN proof TEXT NOT NULL DEFAULT '';
     (6, """
 ALTER TABLE stacks ADD COLUMN tags {json} NOT NULL DEFAULT '[]';
 ALTER TABLE stacks ADD COLUMN deletion_protection {flag} NOT NULL DEFAULT {false};
+"""),
+    # Signals a resource received (Heat's resource signal: a wait condition handle's
+    # SUCCESS or FAILURE), in the order they came, per physical resource: appended by
+    # stack_signal without the stack's lease (the run that holds it may be the one
+    # waiting for them), read by that run.
+    (7, """
+CREATE TABLE IF NOT EXISTS signals (
+    stack_id TEXT NOT NULL REFERENCES stacks(id),
+    resource_name TEXT NOT NULL,
+    physical_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body {json} NOT NULL,
+    received TEXT NOT NULL,
+    PRIMARY KEY (stack_id, resource_name, physical_id, seq)
+);
 """),
 )
 
@@ -604,6 +621,29 @@ class SqlStore(LeaseRows):
             (stack_id, status, status),
         )
         return [hook_record(row) for row in rows]
+
+    # -- signals --------------------------------------------------------------------
+    def add_signal(self, stack_id: str, resource_name: str, physical_id: str, body: Any) -> int:
+        with self.transaction():
+            self._lock_stack_row(stack_id)  # two signals at once: one after the other
+            rows = self._select(
+                "SELECT COALESCE(MAX(seq), 0) AS last FROM signals"
+                " WHERE stack_id = ? AND resource_name = ? AND physical_id = ?",
+                (stack_id, resource_name, physical_id))
+            seq = int(rows[0]["last"]) + 1
+            self._change("INSERT INTO signals VALUES (?, ?, ?, ?, ?, ?)",
+                         (stack_id, resource_name, physical_id, seq, self.dialect.encode(body), utc_now()))
+        return seq
+
+    def signals(self, stack_id: str, resource_name: str, physical_id: str) -> list[SignalRecord]:
+        rows = self._select(
+            "SELECT * FROM signals WHERE stack_id = ? AND resource_name = ? AND physical_id = ?"
+            " ORDER BY seq", (stack_id, resource_name, physical_id))
+        return [signal_record(row, self.dialect.decode) for row in rows]
+
+    def delete_signals(self, stack_id: str, resource_name: str, physical_id: str) -> None:
+        self._change("DELETE FROM signals WHERE stack_id = ? AND resource_name = ? AND physical_id = ?",
+                     (stack_id, resource_name, physical_id))
 
     # -- secrets --------------------------------------------------------------------
     def store_salt(self) -> str:

@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright: hotplay.stacks contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# Documentation only: the module is implemented by the action plugin
+# plugins/action/stack_signal.py, which writes the signal to the state store on the controller.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: stack_signal
+short_description: Signal a resource of a stack (Heat's resource signal)
+version_added: 1.0.0
+description:
+  - Sends a signal to one resource of a stack, as Heat's C(openstack stack resource
+    signal) does, with Heat's checks and messages. The resource types that take a
+    signal are the wait condition handles (C(OS::Heat::WaitConditionHandle),
+    C(OS::Heat::UpdateWaitConditionHandle),
+    C(AWS::CloudFormation::WaitConditionHandle)); any other type is refused with
+    Heat's C(signal is not supported for resource.)
+  - A signal to a handle is recorded in the store at once, with Heat's C(SIGNAL)
+    event on the handle. It does not take the stack's lock, so that it reaches a
+    C(OS::Heat::WaitCondition) that a M(hotplay.stacks.stack) task of another job
+    (another C(ansible-playbook), an AWX job) is waiting on, as a signal reaches a
+    wait condition in Heat while its stack is C(CREATE_IN_PROGRESS). Signals sent at
+    the same moment are all kept, in the order the store took them.
+  - There is no Heat API: the handles' C(curl_cli), C(endpoint) and C(token)
+    attributes are null. A server's configuration cannot signal by itself yet; a
+    play or job that configured it signals with this module.
+  - See C(docs/signals.md) in the collection for the wait-condition pattern with
+    two jobs.
+options:
+  name:
+    description:
+      - Name of the stack. A stack that is not in the store fails the task with
+        "The Stack (<name>) could not be found."
+    type: str
+    required: true
+  resource:
+    description:
+      - The resource to signal, by its path from the top stack (C(handle), or
+        C(group/0/handle) inside nested stacks), or its physical id.
+      - A resource the stack has not created yet is refused with Heat's
+        C(The Resource (<name>) is not available.); one that is being deleted with
+        C(Signal resource during DELETE is not supported.)
+    type: str
+    required: true
+  data:
+    description:
+      - The signal's body, Heat's signal C(details).
+      - For C(OS::Heat::WaitConditionHandle), a map with any of C(status)
+        (V(SUCCESS), the default, or V(FAILURE)), C(reason) (default
+        C(Signal <n> received)), C(data) (default null) and C(id) (default C(<n>), the
+        number of signals the handle holds, plus one); no other key. Omitted, a
+        V(SUCCESS) signal with those defaults.
+      - For C(AWS::CloudFormation::WaitConditionHandle) and
+        C(OS::Heat::UpdateWaitConditionHandle), a map with exactly C(Status),
+        C(Reason), C(Data) and C(UniqueId); omitted, the signal changes nothing.
+      - A later signal with the C(id) (C(UniqueId)) of an earlier one replaces it, as
+        in Heat. A body of another shape is refused with Heat's
+        C(ValueError: resources.<name>: Metadata format invalid) and nothing is
+        recorded.
+    type: raw
+extends_documentation_fragment:
+  - hotplay.stacks.store
+  - hotplay.stacks.cloud.unused
+  - hotplay.stacks.attributes
+  - hotplay.stacks.attributes.actiongroup_stacks
+  - hotplay.stacks.attributes.controller
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode the signal is checked as it would be sent (the same refusals)
+        and nothing is recorded; RV(reason) says what the event would say.
+  diff_mode:
+    support: none
+  idempotent:
+    support: none
+    details:
+      - Each run sends one more signal, as each C(openstack stack resource signal) does.
+notes:
+  - The wait condition's C(data) attribute (C(Data) for the CFN form) is the JSON of
+    each signal's C(data) by its id, as Heat gives it.
+seealso:
+  - module: hotplay.stacks.stack
+  - module: hotplay.stacks.stack_info
+  - name: Heat's OS::Heat::WaitCondition
+    description: The resource type reference.
+    link: https://docs.openstack.org/heat/latest/template_guide/openstack.html#OS::Heat::WaitCondition
+requirements:
+  - psycopg >= 3 (Python, on the controller), for a PostgreSQL O(store) only
+  - cryptography (Python, on the controller), for a stack that keeps secrets (O(store_key))
+author:
+  - hotplay.stacks maintainers (@hotplay-stacks)
+"""
+
+EXAMPLES = r"""
+# Job 1 runs the stack; its wait condition waits until a later job signals it.
+- name: Tell the web stack that the database is configured
+  hotplay.stacks.stack_signal:
+    name: web
+    resource: db_ready_handle
+    data:
+      status: SUCCESS
+      reason: schema loaded
+      data: "{{ schema_version }}"
+
+- name: Fail the wait condition instead (the stack task fails with the reason)
+  hotplay.stacks.stack_signal:
+    name: web
+    resource: db_ready_handle
+    data:
+      status: FAILURE
+      reason: the schema migration failed
+
+- name: Signal the handle of a CloudFormation template
+  hotplay.stacks.stack_signal:
+    name: legacy
+    resource: WaitHandle
+    data:
+      Status: SUCCESS
+      Reason: configured
+      UniqueId: "{{ inventory_hostname }}"
+      Data: ok
+"""
+
+RETURN = r"""
+resource:
+  description: The signalled resource as it was when signalled, with the keys of the
+    entries of RV(hotplay.stacks.stack#module:resources).
+  returned: success
+  type: dict
+  sample:
+    name: db_ready_handle
+    type: OS::Heat::WaitConditionHandle
+    status: CREATE_COMPLETE
+reason:
+  description: The reason of the C(SIGNAL) event recorded on the resource, in Heat's
+    words.
+  returned: success
+  type: str
+  sample: "Signal: status:SUCCESS reason:schema loaded"
+msg:
+  description: Why the task failed, such as
+    C(ValueError: resources.db_ready_handle: Metadata format invalid)
+  returned: on failure
+  type: str
+  sample: The Stack (web) could not be found.
+"""
