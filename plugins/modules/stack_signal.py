@@ -26,7 +26,7 @@ description:
     (another C(ansible-playbook), an AWX job) is waiting on, as a signal reaches a
     wait condition in Heat while its stack is C(CREATE_IN_PROGRESS). Signals sent at
     the same moment are all kept, in the order the store took them.
-  - There is no Heat API: the handles' C(curl_cli), C(endpoint) and C(token)
+  - There is no Heat API here, so the handles' C(curl_cli), C(endpoint) and C(token)
     attributes are null. A server's configuration cannot signal by itself yet; a
     play or job that configured it signals with this module.
   - See C(docs/signals.md) in the collection for the wait-condition pattern with
@@ -60,8 +60,7 @@ options:
         C(Reason), C(Data) and C(UniqueId); omitted, the signal changes nothing.
       - A later signal with the C(id) (C(UniqueId)) of an earlier one replaces it, as
         in Heat. A body of another shape is refused with Heat's
-        C(ValueError: resources.<name>: Metadata format invalid) and nothing is
-        recorded.
+        C(Metadata format invalid) and nothing is recorded.
     type: raw
 extends_documentation_fragment:
   - hotplay.stacks.store
@@ -144,8 +143,7 @@ reason:
   type: str
   sample: "Signal: status:SUCCESS reason:schema loaded"
 msg:
-  description: Why the task failed, such as
-    C(ValueError: resources.db_ready_handle: Metadata format invalid)
+  description: Why the task failed, such as C(The Stack (web) could not be found.)
   returned: on failure
   type: str
   sample: The Stack (web) could not be found.

@@ -1,0 +1,107 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""docs/signals.md's pattern with real ansible-playbook runs: one job applies a stack
+whose wait condition waits, a second job's stack_signal releases it while the first
+holds the stack; stack_signal's check mode and its refusals as a task sees them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from conftest import assert_worker_quiet, dump_task, playbook_command, playbook_environment, write_template
+
+TEMPLATE = """\
+    heat_template_version: 2018-08-31
+    resources:
+      db_ready_handle: {type: OS::Heat::WaitConditionHandle}
+      db_ready:
+        type: OS::Heat::WaitCondition
+        properties: {handle: {get_resource: db_ready_handle}, timeout: 300}
+      app_config: {type: OS::Heat::Value, depends_on: [db_ready], properties: {value: ready}}
+    outputs:
+      schema: {value: {get_attr: [db_ready, data]}}
+"""
+
+
+def _playbook(tmp_path: Path, name: str, tasks: list[dict], check: bool = False) -> Path:
+    dump = tmp_path / f"{name}.json"
+    registered = "{" + ", ".join(f"'{t['register']}': {t['register']}" for t in tasks) + "}"
+    play = [{"hosts": "localhost", "gather_facts": False, "check_mode": check,
+             "module_defaults": {"group/hotplay.stacks.stacks": {"store": f"sqlite:///{tmp_path / 's.db'}"}},
+             "tasks": tasks + [dump_task(dump, registered)]}]
+    path = tmp_path / f"{name}.yml"
+    path.write_text(yaml.safe_dump(play, sort_keys=False))
+    return path
+
+
+def _results(tmp_path: Path, name: str) -> dict:
+    return json.loads((tmp_path / f"{name}.json").read_text())
+
+
+def _signal_task(register: str, data: object = None, resource: str = "db_ready_handle") -> dict:
+    return {"hotplay.stacks.stack_signal": {"name": "app", "resource": resource, "data": data},
+            "register": register, "ignore_errors": True}
+
+
+def _wait_until_waiting(store: Path, deadline: float) -> None:
+    """Until the first job's wait condition is waiting (its row CREATE IN_PROGRESS)."""
+    import sqlite3  # pylint: disable=import-outside-toplevel
+
+    while time.monotonic() < deadline:
+        if store.exists():
+            with sqlite3.connect(store) as db:
+                try:
+                    rows = db.execute("SELECT action, status FROM resources WHERE name = 'db_ready'").fetchall()
+                except sqlite3.OperationalError:
+                    rows = []
+            if rows == [("CREATE", "IN_PROGRESS")]:
+                return
+        time.sleep(0.2)
+    raise AssertionError("the stack's wait condition never started waiting")
+
+
+def test_a_second_job_releases_the_wait_condition_of_the_first(tmp_path: Path) -> None:
+    template = write_template(tmp_path, "app.yaml", TEMPLATE)
+    apply = _playbook(tmp_path, "infrastructure", [
+        {"hotplay.stacks.stack": {"name": "app", "template": str(template)}, "register": "app"}])
+    first = subprocess.Popen(playbook_command(apply), cwd=tmp_path, env=playbook_environment(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_until_waiting(tmp_path / "s.db", time.monotonic() + 120)
+        preview = _playbook(tmp_path, "preview", [_signal_task("checked", {"reason": "dry run"})], check=True)
+        second = _playbook(tmp_path, "database", [
+            _signal_task("wrong", {"status": "DONE"}),
+            _signal_task("not_a_handle", resource="db_ready"),
+            _signal_task("released", {"reason": "schema loaded", "data": "v42"}),
+        ])
+        for playbook in (preview, second):
+            done = subprocess.run(playbook_command(playbook), cwd=tmp_path, env=playbook_environment(),
+                                  capture_output=True, text=True, timeout=300, check=False)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert_worker_quiet(done.stdout)
+        output, _ = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 0, output
+    assert_worker_quiet(output)
+
+    checked = _results(tmp_path, "preview")["checked"]
+    assert checked["changed"] and checked["reason"] == "Signal: status:SUCCESS reason:dry run"
+    signals = _results(tmp_path, "database")
+    assert signals["wrong"]["msg"] == "ValueError: resources.db_ready_handle: Metadata format invalid"
+    assert signals["not_a_handle"]["msg"].startswith(
+        "ResourceActionNotSupported: resources.db_ready: signal is not supported for resource.")
+    assert signals["released"]["reason"] == "Signal: status:SUCCESS reason:schema loaded"
+
+    app = _results(tmp_path, "infrastructure")["app"]
+    assert app["stack_status"] == "CREATE_COMPLETE", app["stack_status_reason"]
+    # Only the one signal sent for real counts: the preview and the refused one left nothing.
+    assert json.loads(app["outputs"]["schema"]) == {"1": "v42"}
+    assert {r["name"]: r["status"] for r in app["resources"]}["app_config"] == "CREATE_COMPLETE"
