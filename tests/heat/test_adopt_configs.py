@@ -1,7 +1,7 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Software configs made by the real Heat adopted with their ids; a type this
-collection cannot manage (OS::Heat::WaitConditionHandle) refuses the adoption, or
+collection cannot manage (OS::Heat::SoftwareComponent) refuses the adoption, or
 is kept read-only with ``unmanaged: read_only``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ def test_configs_adopted_and_an_unmanaged_type_named(heat, cloud_env, run_tasks,
     heat.create("cfg", (TEMPLATES / "configs.yaml").read_text())
     heat_resources = in_heat(heat.export("cfg"))
     read_only = tmp_path / "read-only.yaml"
-    read_only.write_text("resource_registry:\n  OS::Heat::WaitConditionHandle: Hotplay::ReadOnly\n")
+    read_only.write_text("resource_registry:\n  OS::Heat::SoftwareComponent: Hotplay::ReadOnly\n")
     template = str(TEMPLATES / "configs.yaml")
     run = run_tasks([
         {"hotplay.stacks.stack_adopt": {"cloud": "heat", "stack": "cfg", "template": template},
@@ -27,8 +27,8 @@ def test_configs_adopted_and_an_unmanaged_type_named(heat, cloud_env, run_tasks,
          "register": "same"},
     ], env=cloud_env).results
     assert run["refused"]["msg"] == (
-        "cloud heat, stack cfg: stack cfg has resources of types hotplay.stacks cannot adopt: handle "
-        "(OS::Heat::WaitConditionHandle); nothing was written (an environment mapping them to "
+        "cloud heat, stack cfg: stack cfg has resources of types hotplay.stacks cannot adopt: component "
+        "(OS::Heat::SoftwareComponent); nothing was written (an environment mapping them to "
         "provider templates adopts them into those; "
         "unmanaged: read_only keeps them as read-only resources)")
     adopted = run["adopted"]

@@ -407,7 +407,7 @@ def _resource(name: str, entry: Any, source: str, path: str) -> AbandonedResourc
         nested = _stack(entry, source, path)  # a nested stack: its own abandon data
         return AbandonedResource(name=name, type="", resource_id=nested.id, action=nested.action,
                                  status=nested.status, stack=nested)
-    if not entry.get("resource_id"):
+    if not entry.get("resource_id") and not _complete_without_id(entry):
         state = "_".join(str(entry.get(k) or "") for k in ("action", "status")).strip("_")
         raise AbandonDataError(
             f"resource {name} has no physical resource (resource_id is empty"
@@ -415,11 +415,21 @@ def _resource(name: str, entry: Any, source: str, path: str) -> AbandonedResourc
             "adopted", source=source, path=path)
     return AbandonedResource(
         name=name, type=_text(entry.get("type"), source, f"{path}.type"),
-        resource_id=str(entry["resource_id"]),
+        resource_id=str(entry.get("resource_id") or ""),
         action=str(entry.get("action") or ""), status=str(entry.get("status") or ""),
         metadata=_mapping(entry.get("metadata") or {}, source, f"{path}.metadata"),
         data=_mapping(entry.get("resource_data") or {}, source, f"{path}.resource_data"),
     )
+
+
+# Heat's types that never set a physical id (``resource_id`` stays null when they are done).
+TYPES_WITHOUT_ID = frozenset({"OS::Heat::Delay", "OS::Heat::WaitCondition",
+                              "AWS::CloudFormation::WaitCondition"})
+
+
+def _complete_without_id(entry: Mapping[str, Any]) -> bool:
+    """A resource of a type that Heat gives no id, done: nothing to find, all to keep."""
+    return entry.get("type") in TYPES_WITHOUT_ID and entry.get("status") == "COMPLETE"
 
 
 def _mapping(value: Any, source: str, path: str) -> dict[str, Any]:

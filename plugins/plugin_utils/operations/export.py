@@ -85,9 +85,10 @@ def _stack_data(store: Store, stack: StackRecord) -> dict[str, Any]:
             resources[state.name] = _stack_data(store, store.get_stack(state.nested_stack_id))
             continue
         cls = resource_class(state.implementation or state.type)
+        metadata = cls.exported_metadata(store, stack.id, state) if cls is not None else dict(state.metadata)
         resources[state.name] = {
             "name": state.name, "resource_id": state.physical_id, "type": state.type,
-            "action": state.action, "status": state.status, "metadata": dict(state.metadata),
+            "action": state.action, "status": state.status, "metadata": metadata,
             "resource_data": cls.abandon_data(state) if cls is not None else {},
         }
     return {"name": stack.name, "id": stack.id, "action": stack.action, "status": stack.status,

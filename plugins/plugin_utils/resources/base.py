@@ -127,6 +127,12 @@ class Resource:
         its abandon data): what the type keeps, less the engine's own keys."""
         return {key: value for key, value in state.data.items() if key not in ENGINE_DATA_KEYS}
 
+    @classmethod
+    def exported_metadata(cls, store: Any, stack_id: str, state: ResourceState) -> dict[str, Any]:
+        """The resource's metadata as Heat's abandon data gives it (Heat's resource
+        metadata): the template's, unless the type keeps more there."""
+        return dict(state.metadata)
+
     def replacement_reason(
         self, old: Mapping[str, Any], new: Mapping[str, Any]
     ) -> str | None:

@@ -47,11 +47,27 @@ class WaitConditionHandleBase(Resource):
     and the signals, merged by unique id as Heat's ``handle_signal`` merges them."""
 
     is_wait_condition_handle: ClassVar[bool] = True
+    adoptable = True  # Heat's abandon data holds its signals as the handle's metadata
     # The keys of a signal, in Heat's names for this form: data, reason, status, id.
     signal_keys: ClassVar[tuple[str, str, str, str]] = ("data", "reason", "status", "id")
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         return Outcome(str(uuid.uuid4()))
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """Heat's id kept, and the signals its metadata holds, each under its id."""
+        for unique_id, entry in (adopted.metadata or {}).items():
+            body = {**entry, self.signal_keys[3]: unique_id} if isinstance(entry, Mapping) else entry
+            self.checked(body, {})  # what Heat held passed its check: anything else is refused
+            self.runtime.store.add_signal(self.runtime.stack_id, self.name, adopted.resource_id, body)
+        return Outcome(adopted.resource_id)
+
+    @classmethod
+    def exported_metadata(cls, store: Store, stack_id: str, state: ResourceState) -> dict[str, Any]:
+        """Heat's abandon data keeps a handle's signals as its metadata, merged by id."""
+        if not state.physical_id:
+            return {}
+        return cls.merged(store.signals(stack_id, state.name, state.physical_id))
 
     def handle_delete(self, current: ResourceState) -> None:
         if current.physical_id:
@@ -196,6 +212,7 @@ class HeatWaitCondition(Resource):
     and ``timeout`` seconds without enough fail it with Heat's count."""
 
     type_name = "OS::Heat::WaitCondition"
+    adoptable = True  # Heat keeps nothing of it but its properties
     keys: ClassVar[tuple[str, str, str]] = ("handle", "timeout", "count")
     data_attribute: ClassVar[str] = "data"
     properties_schema = {
@@ -220,6 +237,9 @@ class HeatWaitCondition(Resource):
     def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
         self._wait(self._handle(properties), properties)
         return Outcome(current.physical_id)
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        return Outcome(adopted.resource_id or "")  # what Heat waited for is over
 
     def handle_delete(self, current: ResourceState) -> None:
         # Heat's: the handle's metadata is emptied (its signals go).

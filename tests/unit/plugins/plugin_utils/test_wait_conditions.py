@@ -277,3 +277,53 @@ def test_signals_sent_at_once_are_all_kept_in_one_order(backend_store: Any, stor
     assert backend_store.signals(stack.id, "handle", "p2") == []
     backend_store.delete_signals(stack.id, "handle", "p1")
     assert backend_store.signals(stack.id, "handle", "p1") == []
+
+
+def _abandoned(resources: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """Heat's abandon data of a stack (heat/engine/stack.py and resource.py prepare_abandon)."""
+    return {"name": "w", "id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "action": "CREATE",
+            "status": "COMPLETE", "template": template, "environment": {"parameters": {}}, "files": {},
+            "resources": resources, "project_id": "admin", "stack_user_project_id": "p", "tags": []}
+
+
+def test_a_heat_stack_with_a_wait_condition_is_adopted_with_its_signals_and_exported_back(tmp_path: Path) -> None:
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon import read_abandon  # pylint: disable=import-outside-toplevel
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import (  # pylint: disable=import-outside-toplevel
+        AdoptRequest,
+        adopt_stack,
+    )
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.export import heat_abandon  # pylint: disable=import-outside-toplevel
+
+    template = {**yaml.safe_load(OS_TEMPLATE), "heat_template_version": "2018-08-31"}
+    # Heat's handle keeps its signals as its metadata; its wait condition has no id.
+    signals = {"1": {"data": None, "reason": "Signal 1 received", "status": "SUCCESS"},
+               "db": {"data": "ready", "reason": "loaded", "status": "SUCCESS"}}
+    data = _abandoned({
+        "handle": {"name": "handle", "resource_id": "6c3e1b1c7a4d4a0f9e1b2c3d4e5f6a7b",
+                   "type": "OS::Heat::WaitConditionHandle", "action": "CREATE", "status": "COMPLETE",
+                   "metadata": signals, "resource_data": {"password": "x", "user_id": "u"}},
+        "wait": {"name": "wait", "resource_id": None, "type": "OS::Heat::WaitCondition",
+                 "action": "CREATE", "status": "COMPLETE", "metadata": {}, "resource_data": {}},
+        "after": {"name": "after", "resource_id": "w-after-abc", "type": "OS::Heat::Value",
+                  "action": "CREATE", "status": "COMPLETE", "metadata": {}, "resource_data": {}},
+    }, template)
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        adopted = adopt_stack(store, AdoptRequest("w", read_abandon(data, "w.json"), "w.json",
+                                                  parameters={"count": 2}), "test").as_dict()
+        assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted["stack_status_reason"]
+        assert json.loads(adopted["outputs"]["data"]) == {"1": None, "db": "ready"}
+        exported = heat_abandon(store, "w")["resources"]
+        assert exported["handle"]["metadata"] == signals
+        assert exported["handle"]["resource_id"] == "6c3e1b1c7a4d4a0f9e1b2c3d4e5f6a7b"
+        assert exported["wait"]["resource_id"] == ""
+        # Managed here from then on: the next signal counts on from what Heat had.
+        again = apply_stack(store, ApplyRequest(name="w", template=_template(tmp_path, OS_TEMPLATE),
+                                                parameters={"count": 2}), "job").as_dict()
+        assert again["changed"] is False, again["plan"]
+    finally:
+        store.close()
+    assert _signal(f"sqlite:///{tmp_path / 's.db'}", "handle")["reason"] == \
+        "Signal: status:SUCCESS reason:Signal 3 received"
