@@ -183,6 +183,21 @@ def test_signal_bodies_merge_by_id_with_heats_defaults_and_checks(tmp_path: Path
     assert len(_events(url, "handle")) == 5  # create in progress, complete, three signals: none refused
 
 
+def test_heat_templates_native_waitcondition_signals_count_as_in_heat(tmp_path: Path) -> None:
+    """The six signals of openstack/heat-templates' hot/native_waitcondition.yaml, whose
+    count of 5 (not 6) is "due to duplicate signal ID 5"."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    sent = [{"status": "SUCCESS"}, {"status": "SUCCESS", "reason": "signal2"},
+            {"status": "SUCCESS", "reason": "signal3", "data": "data3"},
+            {"status": "SUCCESS", "reason": "signal4", "data": "data4"},
+            {"status": "SUCCESS", "id": "5"}, {"status": "SUCCESS", "id": "5"}]
+    sender = _signal_when_waiting(url, [("handle", body) for body in sent])
+    made = _apply(url, _template(tmp_path, OS_TEMPLATE), count=5)
+    sender.join()
+    assert made["stack_status"] == "CREATE_COMPLETE", made["stack_status_reason"]
+    assert json.loads(made["outputs"]["data"]) == {"1": None, "2": None, "3": "data3", "4": "data4", "5": None}
+
+
 def test_the_cfn_form_takes_its_four_keys_and_a_handle_of_its_own_kind(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     template = _template(tmp_path, CFN_TEMPLATE % "AWS::CloudFormation::WaitConditionHandle")
