@@ -72,6 +72,11 @@ cloud_chain() {
   phase cloud bash scripts/test.sh cloud
   status=$?
   stop_cloud
+  # Where the cloud's share of the machine went: each service's CPU, from its start.
+  if [[ -f $HOTPLAY_CLOUD_DIR/cpu-by-service.txt ]]; then
+    echo "the test cloud's services, CPU from their start to their stop:"
+    cat "$HOTPLAY_CLOUD_DIR/cpu-by-service.txt"
+  fi
   return "$status"
 }
 

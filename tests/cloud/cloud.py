@@ -557,8 +557,13 @@ def clear_stopped(cloud: Cloud) -> None:
 
 
 def stop(cloud: Cloud) -> None:
-    """End every process group the cloud started; wait until none is left."""
-    for pid in cloud.running().values():
+    """End every process group the cloud started; wait until none is left.  First, the
+    CPU each service used (its process group's) goes to ``cpu-by-service.txt``: where a
+    test run's cloud time went."""
+    running = cloud.running()
+    if running:
+        (cloud.root / "cpu-by-service.txt").write_text(cpu_by_service(running))
+    for pid in running.values():
         with_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + 30
     while cloud.running() and time.monotonic() < deadline:
@@ -577,6 +582,23 @@ def with_group(pid: int, signum: int) -> None:
         os.killpg(pid, signum)
     except ProcessLookupError:
         pass
+
+
+def cpu_by_service(groups: dict[str, int]) -> str:
+    """User and system CPU seconds of each service's process group (its processes, and
+    the children they waited for), most first, one line each."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = dict.fromkeys(groups.values(), 0)
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in used:  # field 5 of stat: the process group
+            used[int(fields[2])] += sum(int(value) for value in fields[11:15])  # utime..cstime
+    by_name = sorted(((used[pid] / ticks, name) for name, pid in groups.items()), reverse=True)
+    total = sum(seconds for seconds, _name in by_name)
+    return "".join(f"{seconds:8.1f} s  {name}\n" for seconds, name in by_name) + f"{total:8.1f} s  all\n"
 
 
 def memory_mib(cloud: Cloud) -> float:
