@@ -36,10 +36,16 @@ SIGNALS: list[Any] = [None, {"reason": "db loaded", "data": "v42", "id": "db"}]
 
 def _in_heat(heat: Any, name: str, parameters: dict[str, Any], signals: list[Any]) -> dict[str, Any]:
     """Create the stack in Heat, signal it once the wait condition waits, and read it back."""
-    stack_id = heat.call("POST", "/stacks", {"stack_name": name, "template": TEMPLATE, "parameters": parameters,
-                                            "disable_rollback": True})["stack"]["id"]
+    body = {"stack_name": name, "template": TEMPLATE, "parameters": parameters, "disable_rollback": True}
+    stack_id = heat.call("POST", "/stacks", body)["stack"]["id"]
     base = f"/stacks/{name}/{stack_id}"
-    _until(lambda: heat.call("GET", f"{base}/resources/wait")["resource"]["resource_status"] == "IN_PROGRESS")
+
+    def waiting() -> bool:
+        shown = heat.call("GET", base)["stack"]
+        assert shown["stack_status"] == "CREATE_IN_PROGRESS", shown["stack_status_reason"]
+        return bool(heat.call("GET", f"{base}/resources/wait")["resource"]["resource_status"] == "CREATE_IN_PROGRESS")
+
+    _until(waiting)
     for body in signals:
         heat.call("POST", f"{base}/resources/handle/signal", body)
     _until(lambda: not heat.call("GET", base)["stack"]["stack_status"].endswith("IN_PROGRESS"))
@@ -47,7 +53,7 @@ def _in_heat(heat: Any, name: str, parameters: dict[str, Any], signals: list[Any
     events = heat.call("GET", f"{base}/resources/handle/events")["events"]
     return {"status": shown["stack_status"], "reason": shown["stack_status_reason"],
             "outputs": {o["output_key"]: o.get("output_value") for o in shown.get("outputs") or []},
-            "signals": [e["resource_status_reason"] for e in events if e["resource_action"] == "SIGNAL"]}
+            "signals": [e["resource_status_reason"] for e in events if e["resource_status"].startswith("SIGNAL_")]}
 
 
 def _here(tmp_path: Path, parameters: dict[str, Any], signals: list[Any]) -> dict[str, Any]:
@@ -101,8 +107,11 @@ def _until(condition: Any, seconds: float = 180) -> None:
 
 
 def _comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """Outputs as JSON; the SIGNAL events as a sorted list: Heat's events of one second
+    come back in no set order (their reasons say the order: "Signal 1 received")."""
     data = result["outputs"].get("data")
-    return {**result, "outputs": {"data": json.loads(data) if data else data}}
+    return {**result, "outputs": {"data": json.loads(data) if data else data},
+            "signals": sorted(result["signals"])}
 
 
 def test_signals_complete_the_wait_as_in_heat(heat: Any, tmp_path: Path) -> None:

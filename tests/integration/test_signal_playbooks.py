@@ -84,7 +84,7 @@ def test_a_second_job_releases_the_wait_condition_of_the_first(tmp_path: Path) -
                                   capture_output=True, text=True, timeout=300, check=False)
             assert done.returncode == 0, done.stdout + done.stderr
             assert_worker_quiet(done.stdout)
-        output, _ = first.communicate(timeout=300)
+        output = first.communicate(timeout=300)[0]
     finally:
         if first.poll() is None:
             first.kill()
