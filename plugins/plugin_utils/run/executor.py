@@ -506,16 +506,16 @@ class StackRun:
 
         What the lost run recorded of a thing it was making (an id, or data such as a
         server's ports made for it and the unique name it was being made under)
-        counts as a claim.  These are deleted now, before anything is made again: a
+        counts as a claim, also when that run lived on long enough to record its
+        create aborted (FAILED, still with no id: its notes are all there is to find
+        the thing by).  These are deleted now, before anything is made again: a
         server the lost run made holds the ports, the name or the volume that its
         replacement needs."""
         taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
                  if stored.retired_in == self.options.revision}
         left = []
         for name, record in list(self.records.items()):
-            if (record.action, record.status) == ("CREATE", "IN_PROGRESS") \
-                    and (record.physical_id or record.data) \
-                    and not record.nested_stack_id and name not in taken:
+            if _left_making(record) and not record.nested_stack_id and name not in taken:
                 self.store.retire_resource(self.stack.id, name, self.options.revision)
                 left.append(name)
                 with self._states_lock:
@@ -1204,6 +1204,16 @@ def _later(seconds: float) -> str:
         return ""
     moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _left_making(record: ResourceState) -> bool:
+    """A create left with claims: in progress with an id or notes, or failed with
+    notes and no id (a create aborted while the cloud was answering)."""
+    if record.action != "CREATE":
+        return False
+    if record.status == "IN_PROGRESS":
+        return bool(record.physical_id or record.data)
+    return record.status == "FAILED" and not record.physical_id and bool(record.data)
 
 
 def handler_for_record(record: ResourceState, runtime: RunRuntime) -> Resource:

@@ -602,8 +602,16 @@ class Server(NovaResource):
         since = datetime.datetime.fromisoformat(str(asked["asked_at"])) - _CLOCK_SLACK
         listed = self.cloud.request(NEUTRON, "GET", "/ports", params={
             "name": str(asked["name"]), "network_id": str(asked["network_id"])})
+        # Heat's port names repeat: the port of the resource that replaces this one
+        # has the same name, network and age, and its record knows it.
+        taken = {*known, *self._ports_of_the_stack()}
         return [str(port["id"]) for port in listed.get("ports") or []
-                if port["id"] not in known and _made_at(port) >= since]
+                if port["id"] not in taken and _made_at(port) >= since]
+
+    def _ports_of_the_stack(self) -> set[str]:
+        """The ports the stack's live servers record as made for them."""
+        return {str(port) for stored in self.runtime.store.resources(self.runtime.stack_id)
+                if not stored.retired_in for port in stored.state.data.get("internal_ports") or []}
 
     def _associate_floating_ips(self, networks: Sequence[Mapping[str, Any]], internal: list[str]) -> None:
         """Heat's ``floating_ip`` of a network entry with a port: the address is

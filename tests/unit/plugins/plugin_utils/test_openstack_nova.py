@@ -32,6 +32,7 @@ from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base impo
     resource_class,
 )
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack import nova
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store.base import StoredResource
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.poller import Poller
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.openstack.session import (
     CloudFailure,
@@ -664,12 +665,23 @@ class FakeSecrets:
         return isinstance(value, str) and any(secret in value for secret in self.known)
 
 
+class FakeStackRows:
+    """The store as a handler reads it: the stack's resource rows (``rows``)."""
+
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+
+    def resources(self, stack_id: str) -> list[Any]:
+        return list(self.rows)
+
+
 class FakeRuntime:
     stack_name = "st"
     stack_id = "stack-id"
 
     def __init__(self, cloud: FakeCloud) -> None:
         self.cloud = cloud
+        self.store = FakeStackRows()
         self.claimed: list[str] = []
         self.secrets = FakeSecrets()
         # (key, value, how many calls the cloud had been sent by then)
@@ -744,6 +756,21 @@ def test_a_port_a_killed_run_asked_neutron_for_is_found_by_its_name_network_and_
     assert ("GET", "/ports", None) in cloud.sent
     assert cloud.port_filters == [{"name": "server-port-1", "network_id": NET_ID}]
     assert cloud.writes() == [("DELETE", "/ports/made-1", None), ("DELETE", "/ports/unanswered", None)]
+
+
+def test_the_port_of_the_server_that_replaces_a_killed_one_is_not_taken_for_its_unanswered_one() -> None:
+    """A create aborted while Neutron made its port is replaced: the new server's port has
+    the same Heat name, network and age, and is its record's, so it stays."""
+    cloud = CloudWithUnanswered()
+    cloud.ports = [{"id": "orphan", "created_at": "2026-11-28T10:00:03Z"},
+                   {"id": "replacement's", "created_at": "2026-11-28T10:00:09Z"}]
+    runtime = FakeRuntime(cloud)
+    runtime.store.rows = [StoredResource("stack-id", ResourceState(
+        "server", "OS::Nova::Server", "CREATE", physical_id="new", data={"internal_ports": ["replacement's"]}))]
+    aborted = ResourceState("server", "OS::Nova::Server", "CREATE", status="FAILED", data={
+        "creating_port": {"name": "server-port-0", "network_id": NET_ID, "asked_at": "2026-11-28T10:00:02+00:00"}})
+    nova.Server("server", runtime).handle_delete(aborted)
+    assert cloud.writes() == [("DELETE", "/ports/orphan", None)]
 
 
 class CloudWithUnanswered(FakeCloud):

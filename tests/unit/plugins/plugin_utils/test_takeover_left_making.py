@@ -54,12 +54,12 @@ def apply(store: Any, tmp_path: Path, job: str) -> Any:
     return apply_stack(store, ApplyRequest(name="web", template=str(template)), job)
 
 
-def killed_while_making(store: Any, data: dict[str, Any]) -> None:
+def killed_while_making(store: Any, data: dict[str, Any], status: str = "IN_PROGRESS") -> None:
     """The stack as a run killed inside ``made``'s create leaves it: the row of the
     intent with what it recorded, the lock still its (its process gone)."""
     stack = store.find_stack("web")
     [stored] = [s for s in store.resources(stack.id) if s.state.name == "made"]
-    left = ResourceState("made", "OS::Heat::TestResource", "CREATE", status="IN_PROGRESS",
+    left = ResourceState("made", "OS::Heat::TestResource", "CREATE", status=status,
                          properties=stored.state.properties, data=data)
     store.save_resource(stack.id, left, stored.requires, stored.position)
     store.acquire_lock("web", "job killed")
@@ -86,6 +86,20 @@ def test_what_a_killed_create_recorded_is_deleted_before_it_is_made_again_and_on
     assert kept.state.data == {"internal_ports": ["port-made-before-the-kill"]}
     apply(store, tmp_path, "job 3")
     assert store.retired_resources(stack.id) == []  # deleted again, then forgotten
+
+
+def test_a_create_aborted_with_notes_and_no_id_is_deleted_before_it_is_made_again(
+        store: Any, killed_job: Any, tmp_path: Path) -> None:
+    """A run that lived on long enough to record its create aborted (FAILED) while the
+    cloud was answering left what it noted and no id: that is what finds the thing,
+    so it is deleted first, as a create left in progress (a port named as the new
+    one's would be, and made as recently, is told apart only that way)."""
+    apply(store, tmp_path, "job 1")
+    killed_while_making(killed_job, {"creating_port": {"name": "made-port-0"}}, status="FAILED")
+    before = len(made_events(store))
+    apply(store, tmp_path, "job 2")
+    assert made_events(store)[before:] == [("DELETE", "IN_PROGRESS"), ("DELETE", "COMPLETE"),
+                                           ("CREATE", "IN_PROGRESS"), ("CREATE", "COMPLETE")]
 
 
 def test_a_create_killed_before_it_recorded_anything_is_replaced_as_a_failed_one(
