@@ -464,8 +464,7 @@ class StackRun:
         self.keep_hidden_secret(definition)
         if self.options.adopt is not None:
             self._check_adopted_names(definition)
-        if self.options.taken_over:
-            self._retire_left_in_progress()
+        self._retire_left_in_progress()
         if not (self.stack.action == action and self.stack.status == "IN_PROGRESS"):
             self.stack_event(action, "IN_PROGRESS", f"Stack {action} started")
             if action == "UPDATE":
@@ -515,7 +514,8 @@ class StackRun:
                  if stored.retired_in == self.options.revision}
         left = []
         for name, record in list(self.records.items()):
-            if _left_making(record) and not record.nested_stack_id and name not in taken:
+            if _left_making(record, self.options.taken_over) and not record.nested_stack_id \
+                    and name not in taken:
                 self.store.retire_resource(self.stack.id, name, self.options.revision)
                 left.append(name)
                 with self._states_lock:
@@ -1206,13 +1206,14 @@ def _later(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _left_making(record: ResourceState) -> bool:
-    """A create left with claims: in progress with an id or notes, or failed with
-    notes and no id (a create aborted while the cloud was answering)."""
+def _left_making(record: ResourceState, taken_over: bool) -> bool:
+    """A create left with claims: in progress with an id or notes (by a run whose
+    lock this one took over), or failed with notes and no id (a create aborted while
+    the cloud was answering, by a run that lived to record it and let go of its lock)."""
     if record.action != "CREATE":
         return False
     if record.status == "IN_PROGRESS":
-        return bool(record.physical_id or record.data)
+        return taken_over and bool(record.physical_id or record.data)
     return record.status == "FAILED" and not record.physical_id and bool(record.data)
 
 
