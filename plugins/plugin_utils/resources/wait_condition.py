@@ -47,6 +47,9 @@ class WaitConditionHandleBase(Resource):
     and the signals, merged by unique id as Heat's ``handle_signal`` merges them."""
 
     is_wait_condition_handle: ClassVar[bool] = True
+    # Heat's OS form fills in what a signal leaves out; the CFN form takes it as sent
+    # and an empty signal changes nothing.
+    fills_defaults: ClassVar[bool] = False
     adoptable = True  # Heat's abandon data holds its signals as the handle's metadata
     # The keys of a signal, in Heat's names for this form: data, reason, status, id.
     signal_keys: ClassVar[tuple[str, str, str, str]] = ("data", "reason", "status", "id")
@@ -83,17 +86,13 @@ class WaitConditionHandleBase(Resource):
     def checked(cls, body: Any, merged: Mapping[str, Any]) -> dict[str, Any] | None:
         """The signal ready to merge, None when it changes nothing (a CFN handle's
         empty signal); SignalRefused when Heat's format check fails."""
-        if body is None and not cls.fills_defaults():
+        if body is None and not cls.fills_defaults:
             return None
         signal = cls.normalised(body, merged)
         if not isinstance(signal, Mapping) or set(signal) != set(cls.signal_keys) \
                 or signal[cls.signal_keys[2]] not in (SUCCESS, FAILURE):
             raise SignalRefused("Metadata format invalid", "ValueError")
         return dict(signal)
-
-    @classmethod
-    def fills_defaults(cls) -> bool:
-        return False
 
     @classmethod
     def merged(cls, records: Sequence[SignalRecord]) -> dict[str, dict[str, Any]]:
@@ -153,9 +152,7 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
                                   type="string"),
     }
 
-    @classmethod
-    def fills_defaults(cls) -> bool:
-        return True
+    fills_defaults = True
 
     @classmethod
     def normalised(cls, body: Any, merged: Mapping[str, Any]) -> Any:

@@ -510,12 +510,15 @@ class StackRun:
         the thing by).  These are deleted now, before anything is made again: a
         server the lost run made holds the ports, the name or the volume that its
         replacement needs."""
+        making = [name for name, record in self.records.items()
+                  if _left_making(record, self.options.taken_over) and not record.nested_stack_id]
+        if not making:
+            return  # the usual apply: nothing left, no query of the retired rows
         taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
                  if stored.retired_in == self.options.revision}
         left = []
-        for name, record in list(self.records.items()):
-            if _left_making(record, self.options.taken_over) and not record.nested_stack_id \
-                    and name not in taken:
+        for name in making:
+            if name not in taken:
                 self.store.retire_resource(self.stack.id, name, self.options.revision)
                 left.append(name)
                 with self._states_lock:
