@@ -95,9 +95,16 @@ PY
 }
 
 fresh_start() {
-  "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
-  rm -rf "$dir"
-  "$venv/bin/python" tests/cloud/cloud.py start "$dir"
+  local attempt
+  for attempt in 1 2; do
+    "$venv/bin/python" tests/cloud/cloud.py stop "$dir"
+    rm -rf "$dir"
+    "$venv/bin/python" tests/cloud/cloud.py start "$dir" && return 0
+    # Its reason is printed above.  A start can fail on what a loaded machine does to
+    # it (a port taken for a moment, a service slow to load); a second one tells.
+    ((attempt == 1)) && echo "cloud: the start failed; starting it once more" >&2
+  done
+  return 1
 }
 
 case "${1:-}" in

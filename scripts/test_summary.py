@@ -19,6 +19,11 @@ from xml.etree import ElementTree
 
 # The test phases and the JUnit file scripts/test.sh writes for each.
 JUNIT_FILES = {"engine": "engine.xml", "heat": "heat.xml", "compare": "compare.xml", "cloud": "cloud.xml"}
+# The set-up phases that log to a file of their own (scripts/test_all.sh).
+SETUP_LOGS = {"cloud-up": "cloud-up.log", "heat-peer": "heat-peer.log"}
+# How much of a failure the summary repeats: CI keeps only the end of a run's output.
+LOG_TAIL_LINES = 15
+MESSAGE_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,31 @@ def phase_line(phase: Phase, began: float) -> str:
             f"{phase.busy * 100:5.0f}% {tests}  {outcome}")
 
 
+def failed_tests(junit: Path) -> list[str]:
+    """Each failed or erroring test of a JUnit file, with its message's first line."""
+    if not junit.is_file():
+        return []
+    lines = []
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        for problem in (*case.findall("failure"), *case.findall("error")):
+            message = (problem.get("message") or "").strip().splitlines() or [""]
+            lines.append(f"  {case.get('classname')}::{case.get('name')}: {message[0][:MESSAGE_CHARS]}")
+    return lines
+
+
+def why_failed(phase: Phase, results: Path) -> list[str]:
+    """What a failed phase left to read: its failed tests, or its log's last lines."""
+    if phase.name in JUNIT_FILES:
+        tests = failed_tests(results / JUNIT_FILES[phase.name])
+        if tests:
+            return [f"{phase.name}: failed tests", *tests]
+    log = results / SETUP_LOGS.get(phase.name, f"{phase.name}.log")
+    if log.is_file():
+        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        return [f"{phase.name}: the end of {log}", *(f"  {line}" for line in tail)]
+    return [f"{phase.name}: exit {phase.status}, no log of its own (see the output above)"]
+
+
 def main(results: Path, began: float) -> int:
     phases = read_phases(results)
     print("\n=== make test: the phases (background ones overlap the rest)")
@@ -91,6 +121,9 @@ def main(results: Path, began: float) -> int:
     if missing:
         print(f"test: no results from the phase(s) {', '.join(missing)}")
     failed_phases = [phase.name for phase in phases if phase.status != 0]
+    for phase in phases:
+        if phase.status != 0:
+            print("\n".join(why_failed(phase, results)))
     # The plain closing line CI reads: "N passed, N failed, N skipped".
     print(f"total: {sum(c.passed for c in counted)} passed, "
           f"{sum(c.failed for c in counted)} failed, {sum(c.skipped for c in counted)} skipped")

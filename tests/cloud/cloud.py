@@ -98,6 +98,16 @@ class Cloud:
             alive[pid_file.stem] = pid
         return alive
 
+    def exited(self, name: str) -> CloudError:
+        """The error for a service that ended while starting, with its log's end: CI
+        shows the output, not the files."""
+        out = self.log / f"{name}.out"
+        try:
+            tail = out.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-15:]
+        except OSError:
+            tail = []
+        return CloudError(f"{name} exited: see {out}; its end:\n" + "\n".join(tail))
+
     def check(self, argv: list[str], name: str, env: dict[str, str] | None = None) -> str:
         """Run a set-up command; on failure raise with its output's end."""
         result = subprocess.run(argv, capture_output=True, text=True, cwd=self.root,
@@ -118,7 +128,7 @@ def wait_for_port(cloud: Cloud, name: str, port: int, timeout: float = START_TIM
             if probe.connect_ex((HOST, port)) == 0:
                 return
         if name not in cloud.running():
-            raise CloudError(f"{name} exited: see {cloud.log / (name + '.out')}")
+            raise cloud.exited(name)
         time.sleep(0.2)
     raise CloudError(f"{name} did not listen on port {port} in {timeout:.0f} s: "
                      f"see {cloud.log / (name + '.out')}")
@@ -129,7 +139,7 @@ def wait_for_api(cloud: Cloud, name: str) -> None:
     application, and a worker that fails to load ends gunicorn."""
     def answers() -> bool:
         if name not in cloud.running():
-            raise CloudError(f"{name} exited: see {cloud.log / (name + '.out')}")
+            raise cloud.exited(name)
         try:
             with urllib.request.urlopen(cloud.url(name), timeout=30):
                 return True
