@@ -37,6 +37,8 @@ class StackResult:
     hooks_pending: list[dict[str, str]] | None = None
     msg: str = ""
     warnings: list[str] = field(default_factory=list)
+    # A scaling signal's run: group path -> {"from": size, "to": size}.
+    scaled: dict[str, dict[str, int]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"changed": self.changed, "failed": self.failed}
@@ -68,6 +70,8 @@ class StackResult:
             result["rollback"] = self.rollback
         if self.hooks_pending is not None:
             result["hooks_pending"] = self.hooks_pending
+        if self.scaled is not None:
+            result["scaled"] = self.scaled
         return result
 
 

@@ -628,6 +628,12 @@ class StackDefinition:
             return None
         checked = validate_properties(cls, values, f"{path}.properties", partial=True, unchecked=reading)
         if reading or contains_unknown(checked):
+            # Checks of the values known now, as Heat's validate() makes them
+            # (it validates with what get_resource gives before anything exists).
+            early = getattr(cls, "validate_known", None)
+            if early is not None:
+                early(cls(name, _NO_RUNTIME), {k: v for k, v in checked.items()
+                                               if k not in reading and not contains_unknown(v)})
             return None
         cls(name, _NO_RUNTIME).validate(checked)
         return checked

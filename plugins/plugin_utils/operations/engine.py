@@ -56,7 +56,9 @@ from ..run.executor import Cancel, Event, RunOptions, StackRun
 from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
+from ..resources.runtime import ScaleStep
 from .locks import record_takeover
+from .scale import ScaleSignal, plan_reason, scale_step
 from .settings import (
     StackSettings,
     check_tags,
@@ -124,6 +126,9 @@ class ApplyRequest:
     # Stack settings (operations.settings); None keeps the stored value.
     tags: Sequence[str] | None = None
     deletion_protection: bool | None = None
+    # A signal to a scaling policy (operations.scale): its group resized, with
+    # ``existing`` (the stored definition).
+    scale: ScaleSignal | None = None
 
 
 @dataclass
@@ -144,6 +149,8 @@ class _Prepared:
     # Heat's converge: resource paths updated to repair drift, and why.
     repairs: Mapping[str, str] = field(default_factory=dict)
     settings: StackSettings = StackSettings()
+    # A scaling signal's group path -> the size it gets.
+    scale: Mapping[str, ScaleStep] = field(default_factory=dict)
 
     @property
     def settings_changed(self) -> bool:
@@ -171,6 +178,9 @@ def apply_stack(
     if request.graph:
         result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
                               request.graph)
+    if prepared.scale:
+        result.scaled = {path: {"from": step.previous, "to": step.capacity}
+                         for path, step in prepared.scale.items()}
     return result
 
 
@@ -252,8 +262,10 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
     skipping = request.on_restricted == "skip"
     repairs = drift_repairs(detect_drift(store, existing, request.host, request.session)) \
         if request.converge and existing is not None else {}
+    scale = _scale_of(store, existing, request.scale)
+    repairs = {**repairs, **{path: plan_reason(step) for path, step in scale.items()}}
     plan = preview(store, existing, definition, skip_restricted=skipping, host=request.host,
-                   probe=request.check_mode, repairs=repairs,
+                   probe=request.check_mode, repairs=repairs, scale=scale,
                    previous_depends_on=written_depends_on(last), cloud=request.session)
     # The preview met every secret it could resolve (nested stacks' hidden values,
     # what resource types declare): without a key, refuse now, not midway.
@@ -265,7 +277,19 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,
                      plan_id(existing, plan, digest, store.digest), skip, paused, repairs,
-                     wanted_settings(existing, request.tags, request.deletion_protection))
+                     wanted_settings(existing, request.tags, request.deletion_protection), scale)
+
+
+def _scale_of(store: Store, existing: StackRecord | None,
+              signal: ScaleSignal | None) -> dict[str, ScaleStep]:
+    """A scaling signal's group and the size it gets, worked out from the store as
+    it is now (again once the stack's lease is held: operations.scale)."""
+    if signal is None:
+        return {}
+    if existing is None:
+        raise HotplayError("a scaling signal needs a stack that exists")
+    path, step = scale_step(store, existing, signal)
+    return {path: step}
 
 
 def _template_of(request: ApplyRequest) -> str | TemplateSource | None:
@@ -357,7 +381,7 @@ def _run_locked(
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
                              breakpoints=tuple(request.breakpoints), host=request.host,
-                             repairs=prepared.repairs, taken_over=taken_over,
+                             repairs=prepared.repairs, scale=prepared.scale, taken_over=taken_over,
                              previous_depends_on=written_depends_on(prepared.last),
                              cloud=request.session or CloudSession(), warnings=warnings)
         run = _run_until_settled(store, stack, action, prepared, sink, options, request.wait_for_hooks)
@@ -410,6 +434,8 @@ def _revision_to_run(store: Store, stack: StackRecord, request: ApplyRequest,
     interrupted = close_interrupted_revision(store, stack)
     action = "CREATE" if stack.action == "INIT" else "UPDATE"
     recorded = {**_recorded(prepared), "applied_plan_id": request.plan_id}
+    if prepared.scale:  # what the revision changed, besides its (unchanged) definition
+        recorded["scaled"] = {path: step.capacity for path, step in prepared.scale.items()}
     revision = store.add_revision(stack.id, action, recorded, prepared.digest)
     if interrupted is not None and interrupted.digest == prepared.digest:
         carry_cleared_hooks(store, stack, interrupted.revision, revision)

@@ -36,6 +36,7 @@ from ..model.inputs import (
 )
 from ..model.plan import plan_id
 from .locks import record_takeover
+from .scale import rollback_reason, sizes_to_restore
 from ..run.preview import preview
 from ..adapters.results import ProgressCallback, StackResult, event_sink, stack_result, start_timer
 from ..run.executor import Cancel, Event, RunOptions, StackRun
@@ -137,8 +138,10 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
     except Refused as refusal:
         return StackResult(changed=False, failed=True, stack=stack, msg=str(refusal),
                            resources=list_resources(store, stack.id, request.nested_depth))
+    scale = sizes_to_restore(store, stack, chosen.outcome)
     plan = preview(store, stack, target.definition, restore=True, accepted=frozenset(request.skip),
-                   host=request.host, probe=request.check_mode, cloud=request.session)
+                   host=request.host, probe=request.check_mode, cloud=request.session, scale=scale,
+                   repairs={path: rollback_reason(step, chosen.revision) for path, step in scale.items()})
     current_id = plan_id(stack, plan, target.digest, store.digest)
     revisions = store.revisions(stack.id)
     plan.definition_changed = not revisions or revisions[-1].digest != target.digest
@@ -188,7 +191,10 @@ def run_rollback(
                 "accepted_as_is": sorted(options.skip)}
     close_interrupted_revision(store, stack)
     revision = store.add_revision(stack.id, "ROLLBACK", recorded, target.digest)
-    options = replace(options, revision=revision, restore=True)
+    # Each group back to its size then (a scaling signal changed no definition).
+    scale = sizes_to_restore(store, stack, target.revision.outcome)
+    repairs = {path: rollback_reason(step, target.revision.revision) for path, step in scale.items()}
+    options = replace(options, revision=revision, restore=True, scale=scale, repairs=repairs)
     run = StackRun(store, store.get_stack(stack.id), sink, options=options)
     ok = run.converge(target.definition, "ROLLBACK")
     final = store.get_stack(stack.id)

@@ -101,3 +101,40 @@ def batch_members(names: Sequence[str], target: int, capacity: int, updates: int
         else:
             result.append((next(new_names), NEW))
     return result
+
+
+# -- autoscaling groups (Heat's InstanceGroup and its subclasses) ------------------------
+
+def scaling_group_batches(target: int, current: int, batch_size: int,
+                          min_in_service: int) -> list[tuple[int, int]]:
+    """Every pass of an autoscaling group's rolling update: ``(capacity, updates)``,
+    Heat's ``InstanceGroup._get_batches`` (unlike a ResourceGroup's, every member
+    given the new definition counts as progress, temporary ones too)."""
+    passes = []
+    updated = 0
+    while needs_update(target, current, updated):
+        current, updates = next_batch(target, current, updated, batch_size, min_in_service)
+        passes.append((current, updates))
+        updated += updates
+    return passes
+
+
+def scaled_members(existing: Sequence[tuple[str, bool]], size: int, updates: int,
+                   new_names: Iterator[str]) -> list[tuple[str, str]]:
+    """The members of one pass of a scaling group and what each gets (``NEW`` or
+    ``KEEP``), Heat's ``member_definitions``: the last ``size`` of ``existing``
+    (members and whether each has the new definition, the first to go first: failed
+    ones, then the oldest) are kept, new members (named from ``new_names``) fill up
+    to ``size``, and at most ``updates`` members get the new definition, the new
+    ones counted first."""
+    kept = list(existing[-size:]) if size else []
+    to_change = updates - (size - len(kept))
+    result: list[tuple[str, str]] = []
+    for name, current in kept:
+        if not current and to_change > 0:
+            to_change -= 1
+            result.append((name, NEW))
+        else:
+            result.append((name, KEEP))
+    result.extend((next(new_names), NEW) for _ in range(size - len(kept)))
+    return result

@@ -35,6 +35,17 @@ class Declared:
     update_policy: Any = None
 
 
+@dataclass(frozen=True)
+class ScaleStep:
+    """A scaling policy's signal, for its group: the size it gets, and the cooldown
+    that starts when it has it (operations/scale.py, resources/autoscaling.py)."""
+
+    capacity: int
+    cooldown: Any  # seconds (the policy's, else the group's), or None
+    reason: str  # Heat's words for the cooldown: "change_in_capacity : 1"
+    previous: int  # the size before
+
+
 class ChildStack(Protocol):
     """A nested stack of a resource, run by the same run (same options, store, sink)."""
 
@@ -98,6 +109,13 @@ class RuntimeContext(Protocol):
 
     def physical_name(self, resource_name: str) -> str:
         """A unique physical name: ``<stack>-<resource>-<12 random chars>``, as Heat."""
+
+    def address(self, resource_name: str) -> tuple[str, str]:
+        """The top stack's name and the resource's path from it (``group/abc/policy``):
+        how hotplay.stacks.stack_signal names the resource."""
+
+    def scaled_size(self, resource_name: str) -> ScaleStep | None:
+        """What a signal to a scaling policy asks of this group in this run, or None."""
 
     def sleep(self, seconds: float) -> None:
         """Wait, but raise ``Cancelled`` at once when the run is cancelled."""

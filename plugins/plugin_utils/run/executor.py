@@ -43,7 +43,7 @@ from ..model.update_rules import (
 from ..resources.base import Outcome, Resource, ResourceState
 from ..resources.openstack.session import CloudSession
 from ..resources.base import handler_for as resource_handler
-from ..resources.runtime import Cancelled, Declared
+from ..resources.runtime import Cancelled, Declared, ScaleStep
 from ..language.abandon import AbandonedResource, AbandonedStack
 from ..language.environment import Environment
 from ..language.template.loader import TemplateSource
@@ -154,6 +154,8 @@ class RunOptions:
     # Heat's converge: resource path -> why it is updated although its definition
     # did not change (its real thing drifted, or something inside it did).
     repairs: Mapping[str, str] = field(default_factory=dict)
+    # A scaling signal (operations/scale.py): group path -> the size it gets.
+    scale: Mapping[str, ScaleStep] = field(default_factory=dict)
     # The run took the stack's lock over from a run that had not released it (its
     # lease ran out, or its process is gone): what that run left acting is retired.
     taken_over: bool = False
@@ -207,6 +209,15 @@ class RunRuntime:
 
     def physical_name(self, resource_name: str) -> str:
         return f"{self.stack_name}-{resource_name}-{_random_suffix()}"
+
+    def address(self, resource_name: str) -> tuple[str, str]:
+        top = self
+        while top.run.parent_runtime is not None:
+            top = top.run.parent_runtime
+        return top.stack_name, self.run.path_of(resource_name)
+
+    def scaled_size(self, resource_name: str) -> ScaleStep | None:
+        return self.run.options.scale.get(self.run.path_of(resource_name))
 
     def sleep(self, seconds: float) -> None:
         if self.cancel_event.wait(seconds if seconds >= 0 else None):
@@ -541,6 +552,7 @@ class StackRun:
         """model.plan.PlanContext: a nested stack previewed with this run's options."""
         run = StackRun(self.store, stack, lambda event: None,
                        path=self.path + (resource_name,), options=self.options)
+        run.parent_runtime = self.runtime
         run.definition = definition
         run.keep_hidden_secret(definition)
         return run

@@ -15,6 +15,7 @@ from typing import Any
 from ..model.definition import StackDefinition
 from ..model.plan import Plan, plan_stack, unsaved_stack
 from ..resources.openstack.session import CloudSession
+from ..resources.runtime import ScaleStep
 from ..store.base import StackRecord, Store
 from .executor import RunOptions, StackRun
 
@@ -24,15 +25,17 @@ def preview(store: Store, stack: StackRecord | None, definition: StackDefinition
             accepted: frozenset[str] = frozenset(), host: Any = None, probe: bool = False,
             repairs: Mapping[str, str] | None = None,
             previous_depends_on: Mapping[str, tuple[str, ...]] | None = None,
-            cloud: CloudSession | None = None) -> Plan:
+            cloud: CloudSession | None = None,
+            scale: Mapping[str, ScaleStep] | None = None) -> Plan:
     """The plan of applying ``definition`` to ``stack`` (None: a new stack); the
     options are model.plan.plan_stack's, and ``host`` is where probes ask.
     Heat's custom constraints are asked of ``cloud`` (the operation's session)
-    first: a definition they refuse is not planned."""
+    first: a definition they refuse is not planned.  ``scale``: the sizes a scaling
+    signal gives its groups (operations.scale)."""
     record = stack or unsaved_stack(definition.identity)
     run = StackRun(store, record, lambda event: None, options=RunOptions(
         preview=True, host=host, previous_depends_on=previous_depends_on,
-        cloud=cloud or CloudSession()))
+        cloud=cloud or CloudSession(), scale=dict(scale or {})))
     run.definition = definition
     run.runtime.check_with_cloud(definition)
     return plan_stack(run, definition, skip_restricted, restore, accepted, probe, repairs)

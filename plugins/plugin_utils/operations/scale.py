@@ -1,0 +1,122 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A signal to a scaling policy (``OS::Heat::ScalingPolicy``): its group resized.
+
+Heat resizes the group's nested stack inside the signal.  Here the signal is a run
+of the stack, as an apply of its stored definition (``existing``) is: it takes the
+stack's lease, writes a revision and events, stops at hooks and previews in check
+mode.  The new size is worked out (``scale_step``) from the store as it is once the
+lease is held, so signals that race are applied one after the other, each one
+against the size and cooldown the one before left (Heat's rules: a signal during a
+cooldown changes nothing).  The policy gets Heat's SIGNAL event when the group has
+its new size."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import HotplayError
+from ..resources.autoscaling import (CFN_EXACT_CAPACITY, AutoScalingGroup, NoScaling, ScalingPolicy,
+                                     signal_details)
+from ..resources.base import resource_class
+from ..resources.runtime import ScaleStep
+from ..store.base import StackRecord, Store, StoredResource
+from .health import find_resource
+
+
+@dataclass(frozen=True)
+class ScaleSignal:
+    """A signal to the scaling policy at ``policy`` (a path from the top stack)."""
+
+    policy: str
+    data: Any = None
+
+
+def is_scaling_policy(state: Any) -> bool:
+    cls = resource_class(state.implementation or state.type)
+    return cls is not None and getattr(cls, "scales_a_group", False)
+
+
+def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[str, ScaleStep]:
+    """The group the policy scales (its path) and the size it gets; NoScaling when
+    Heat's ``adjust`` would do nothing."""
+    found = find_resource(store, stack, signal.policy)
+    policy = found.stored.state
+    path = signal.policy.strip("/")
+    parent = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    reference = str(policy.properties.get("auto_scaling_group_id"))
+    group = _group_by_reference(store.resources(found.stack_id), reference)
+    if group is None:
+        raise HotplayError(f"Alarm {policy.name} could not find scaling group named \"{reference}\"")
+    state = group.state
+    if state.status != "COMPLETE":
+        raise NoScaling(f"{parent}{state.name} is {state.action}_{state.status}: a group scales only "
+                        "when its last action completed")
+    handler = AutoScalingGroup(state.name, _ReadingRuntime(store))
+    size = handler.size_of(state, state.properties)
+    step = ScalingPolicy.adjustment(size, policy.properties, state.properties.get("cooldown"),
+                                    state.data, f"{parent}{state.name}")
+    return f"{parent}{state.name}", step
+
+
+def _group_by_reference(rows: list[StoredResource], reference: str) -> StoredResource | None:
+    """Heat's ``resource_by_refid``: the group whose get_resource is ``reference``."""
+    for row in rows:
+        cls = resource_class(row.state.implementation or row.state.type)
+        if cls is not None and issubclass(cls, AutoScalingGroup) and reference in (
+                row.state.nested_stack_id, row.state.physical_id):
+            return row
+    return None
+
+
+def plan_reason(step: ScaleStep) -> str:
+    """Why the group is updated, as the plan and its events say it."""
+    return f"scaled from {step.previous} to {step.capacity} members by a signal ({step.reason})"
+
+
+def record_signal_event(store: Store, stack: StackRecord, signal: ScaleSignal) -> None:
+    """The policy's SIGNAL event, once its group has the new size (Heat's)."""
+    current = store.find_stack(stack.name) or stack
+    found = find_resource(store, current, signal.policy)
+    state = found.stored.state
+    store.add_event(found.stack_id, state.name, "SIGNAL", state.status,
+                    signal_details(signal.data), state.physical_id)
+
+
+class _ReadingRuntime:
+    """The little a group needs to count its members outside a run."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def scaled_size(self, resource_name: str) -> None:
+        return None
+
+
+
+def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any]) -> dict[str, ScaleStep]:
+    """A rollback's sizes: each group of the stack (top level) at the size it had
+    when the target revision ended (``outcome``: resource path -> its state), where
+    that differs from its size now.  A scaling signal changes no definition, so
+    without this a rollback would leave the group at the size the signals gave it."""
+    steps = {}
+    for row in store.resources(stack.id):
+        state = row.state
+        cls = resource_class(state.implementation or state.type)
+        if cls is None or not issubclass(cls, AutoScalingGroup) or state.name not in outcome:
+            continue
+        prefix = f"{state.name}/"
+        then = sum(1 for path, entry in outcome.items()
+                   if path.startswith(prefix) and "/" not in path[len(prefix):]
+                   and not str(entry.get("status", "")).endswith("FAILED"))
+        now = len(AutoScalingGroup(state.name, _ReadingRuntime(store)).live_members(state))
+        if then != now:
+            steps[state.name] = ScaleStep(then, state.properties.get("cooldown"),
+                                          f"{CFN_EXACT_CAPACITY} : {then}", now)
+    return steps
+
+
+def rollback_reason(step: ScaleStep, revision: int) -> str:
+    return f"back from {step.previous} to {step.capacity} members, its size in revision {revision}"

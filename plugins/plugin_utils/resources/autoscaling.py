@@ -1,0 +1,467 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Heat's autoscaling: ``OS::Heat::AutoScalingGroup`` and ``OS::Heat::ScalingPolicy``.
+
+A group is a nested stack of ``resource`` copies named by random short ids, the
+oldest first (failed members before them: the first to go when it shrinks).  Facts
+from Heat 27 (heat/engine/resources/openstack/heat/autoscaling_group.py, its base
+classes aws/autoscaling/autoscaling_group.py and openstack/heat/instance_group.py,
+heat/scaling/{cooldown,scalingutil,template,rolling_update}.py):
+
+- create: ``desired_capacity`` members, else ``min_size``;
+- update: a changed ``resource`` rolls first (``rolling_updates``: batches as
+  ``InstanceGroup._replace``), then the group is resized to ``desired_capacity``
+  or, without one, kept at its current size, within ``min_size``..``max_size``;
+- a signal to a policy resizes it by the policy's adjustment (``adjust``), unless
+  the group is not COMPLETE, the size would not change, or the cooldown since the
+  last scaling has not passed (Heat's NoActionRequired: no event, nothing done);
+- every create, update and scaling sets the end of the cooldown (the group's
+  ``cooldown_end``, kept in its data as Heat keeps it in its metadata).
+
+Here a signal is a run of the stack (operations/scale.py): the group is updated
+with the size the policy gives (``RuntimeContext.scaled_size``), under the stack's
+lease, with a revision, events, hooks and check mode.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import math
+import secrets
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import HotplayError, InvalidAttribute, StackValidationFailed
+from ..language.functions.hot import select_path
+from ..language.template.loader import TemplateSource
+from ..limits import MAX_RESOURCES_PER_STACK
+from .base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, handler_for, register
+from .group import GroupResource, _has_definition, _loadable, _member_attribute_path, _no_member
+from .nested import child_runtime
+from .properties import allowed_values, value_range
+from .rolling import NEW, scaled_members, scaling_group_batches
+from .runtime import ScaleStep
+
+ADJUSTMENT_TYPES = (EXACT_CAPACITY, CHANGE_IN_CAPACITY, PERCENT_CHANGE_IN_CAPACITY) = (
+    "exact_capacity", "change_in_capacity", "percent_change_in_capacity")
+# The CloudFormation names, as Heat writes them in the cooldown's reason.
+CFN_EXACT_CAPACITY = "ExactCapacity"
+# What a group keeps in its data (Heat's resource metadata of the group).
+COOLDOWN_END, SCALING_IN_PROGRESS = "cooldown_end", "scaling_in_progress"
+
+
+class NoScaling(HotplayError):
+    """Heat's NoActionRequired: a signal that changes nothing (no event either)."""
+
+
+def new_capacity(current: int, adjustment: float, adjustment_type: str, min_step: int | None,
+                 minimum: int, maximum: int) -> int:
+    """Heat's ``calculate_new_capacity``: the size after an adjustment, kept within
+    the bounds; a percentage rounds towards zero, but to at least one member and to
+    at least ``min_step`` members."""
+    if adjustment_type in (CHANGE_IN_CAPACITY, "ChangeInCapacity"):
+        wanted = current + adjustment
+    elif adjustment_type in (EXACT_CAPACITY, CFN_EXACT_CAPACITY):
+        wanted = adjustment
+    else:
+        delta = current * adjustment / 100.0
+        if math.fabs(delta) < 1.0:
+            rounded = int(math.ceil(delta) if delta > 0.0 else math.floor(delta))
+        else:
+            rounded = int(math.floor(delta) if delta > 0.0 else math.ceil(delta))
+        if min_step and min_step > abs(rounded):
+            rounded = min_step if rounded > 0 else -min_step
+        wanted = current + rounded
+    return int(max(min(wanted, maximum), minimum))
+
+
+def cooldown_ends(data: Mapping[str, Any]) -> str | None:
+    """When the group's last cooldown ends (ISO 8601, UTC), if it has one."""
+    ends = data.get(COOLDOWN_END)
+    return next(iter(ends)) if isinstance(ends, Mapping) and ends else None
+
+
+def finished_scaling(data: Mapping[str, Any], cooldown: float | None, reason: str) -> dict[str, Any]:
+    """Heat's ``_finished_scaling``: the group's cooldown starts now (the later end
+    wins when one is running)."""
+    seconds = max(0.0, float(cooldown or 0))
+    end = (datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+           + datetime.timedelta(seconds=seconds)).isoformat()
+    running = cooldown_ends(data)
+    if running is not None:
+        end = max(running, end)
+    return {COOLDOWN_END: {end: reason}, SCALING_IN_PROGRESS: False}
+
+
+def short_id() -> str:
+    """A member's name: 12 characters of base32, lower case, as Heat's short_id."""
+    return base64.b32encode(secrets.token_bytes(8)).decode()[:12].lower()
+
+
+@dataclass(frozen=True)
+class GroupSize:
+    """A group's bounds and sizes as a scaling reads them."""
+
+    current: int  # members not FAILED
+    minimum: int
+    maximum: int
+
+
+@register
+class AutoScalingGroup(GroupResource):
+    """``OS::Heat::AutoScalingGroup``: ``resource`` copies, resized by scaling
+    policies and by updates."""
+
+    type_name = "OS::Heat::AutoScalingGroup"
+    properties_schema = {
+        "resource": PropertySchema(
+            "map", "Resource definition for the resources in the group, in HOT format.",
+            required=True, update_allowed=True),
+        "max_size": PropertySchema("integer", "Maximum number of resources in the group.",
+                                   required=True, update_allowed=True,
+                                   constraints=(value_range(min=0),)),
+        "min_size": PropertySchema("integer", "Minimum number of resources in the group.",
+                                   required=True, update_allowed=True,
+                                   constraints=(value_range(min=0),)),
+        "cooldown": PropertySchema("integer", "Cooldown period, in seconds.", update_allowed=True),
+        "desired_capacity": PropertySchema("integer", "Desired initial number of resources.",
+                                           update_allowed=True),
+        "rolling_updates": PropertySchema(
+            "map", "Policy for rolling updates for this scaling group.", update_allowed=True,
+            default={"min_in_service": 0, "max_batch_size": 1, "pause_time": 0},
+            schema={
+                "min_in_service": PropertySchema(
+                    "integer", "The minimum number of resources in service while rolling "
+                    "updates are being executed.", default=0, constraints=(value_range(min=0),)),
+                "max_batch_size": PropertySchema(
+                    "integer", "The maximum number of resources to replace at once.",
+                    default=1, constraints=(value_range(min=1),)),
+                "pause_time": PropertySchema(
+                    "number", "The number of seconds to wait between batches of updates.",
+                    default=0, constraints=(value_range(min=0),)),
+            }),
+    }
+    attributes_schema = {
+        "outputs": AttributeSchema("A map of resource names to the specified attribute of each "
+                                   "individual resource that is part of the AutoScalingGroup.", "map"),
+        "outputs_list": AttributeSchema("A list of the specified attribute of each individual "
+                                        "resource that is part of the AutoScalingGroup.", "list"),
+        "current_size": AttributeSchema("The current size of AutoscalingResourceGroup.", "integer"),
+        "refs": AttributeSchema("A list of resource IDs for the resources in the group.", "list"),
+        "refs_map": AttributeSchema("A map of resource names to IDs for the resources in the group.",
+                                    "map"),
+    }
+
+    # -- validation ---------------------------------------------------------------------
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's checks of the sizes, in its words and order."""
+        low, high = properties.get("min_size"), properties.get("max_size")
+        desired = properties.get("desired_capacity")
+        path = f"resources.{self.name}"
+        if isinstance(low, int) and isinstance(high, int) and high < low:
+            raise StackValidationFailed("MinSize can not be greater than MaxSize", path=path)
+        if isinstance(desired, int) and isinstance(low, int) and isinstance(high, int) \
+                and not low <= desired <= high:
+            raise StackValidationFailed("DesiredCapacity must be between MinSize and MaxSize", path=path)
+        for key in ("desired_capacity", "max_size"):
+            value = properties.get(key)
+            if isinstance(value, int) and value > MAX_RESOURCES_PER_STACK:
+                raise StackValidationFailed(
+                    f"{value} is more than the maximum of {MAX_RESOURCES_PER_STACK} resources "
+                    "per stack", path=f"{path}.properties.{key}")
+
+    # The sizes are checked before the members' properties are known (they may read
+    # other resources): the same checks, on what is known.
+    validate_known = validate
+
+    # -- members ------------------------------------------------------------------------
+    def ordered_members(self, child_id: str | None) -> list[ResourceState]:
+        """The members, the first to go first: failed ones, then the oldest (the
+        child's template lists them oldest first)."""
+        if not child_id:
+            return []
+        members = [stored.state for stored in self.runtime.store.resources(child_id)]
+        return sorted(members, key=lambda state: state.status != "FAILED")
+
+    def live_members(self, state: ResourceState) -> list[ResourceState]:
+        """The members not FAILED, oldest first (Heat's member_names(False))."""
+        return [m for m in self.ordered_members(state.nested_stack_id) if m.status != "FAILED"]
+
+    def size_of(self, state: ResourceState, properties: Mapping[str, Any]) -> GroupSize:
+        return GroupSize(len(self.live_members(state)), int(properties["min_size"]),
+                         int(properties["max_size"]))
+
+    @staticmethod
+    def member_definition(properties: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A member's definition: the ``resource`` property as written (None when
+        there is none to read)."""
+        resource = (properties or {}).get("resource")
+        return copy.deepcopy(dict(resource)) if isinstance(resource, Mapping) else None
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        """The group as the update leaves it (what a preview shows): every member
+        with the new definition, at the size the update gives it."""
+        child_id = self.current.nested_stack_id if self.current is not None else None
+        size = self._target_size(child_id, properties)
+        template, _hold = self._pass_template(child_id, properties, size, size)
+        return template
+
+    def _target_size(self, child_id: str | None, properties: Mapping[str, Any]) -> int:
+        """The size an apply gives the group: a scaling signal's; on create
+        ``desired_capacity`` or ``min_size``; on update ``desired_capacity`` or the
+        current size, within the bounds."""
+        step = self.runtime.scaled_size(self.name)
+        if step is not None:
+            return step.capacity
+        live = [m for m in self.ordered_members(child_id) if m.status != "FAILED"]
+        if self.current is None or not self.current.nested_stack_id:
+            return int(properties.get("desired_capacity") or properties["min_size"])
+        wanted = properties.get("desired_capacity") or len(live)
+        return new_capacity(len(live), wanted, EXACT_CAPACITY, None,
+                            int(properties["min_size"]), int(properties["max_size"]))
+
+    def _pass_template(self, child_id: str | None, properties: Mapping[str, Any], size: int,
+                       updates: int) -> tuple[TemplateSource, frozenset[str]]:
+        """One pass (Heat's ``_create_template(size, updates)``): the last ``size``
+        members kept, new ones added, ``updates`` of them given the new definition;
+        a member whose definition is known neither way is held as it is."""
+        new = self.member_definition(properties) or {}
+        previous = self.member_definition(self.current.properties if self.current else None)
+        members = {m.name: m for m in self.ordered_members(child_id)}
+        existing = [(name, _has_definition(state, new)) for name, state in members.items()]
+        chosen = scaled_members(existing, size, updates, self._fresh_names(set(members)))
+        resources: dict[str, Any] = {}
+        hold: set[str] = set()
+        for name, what in chosen:
+            if what == NEW or dict(existing).get(name):
+                resources[name] = copy.deepcopy(new)
+            elif previous is not None and _has_definition(members[name], previous) \
+                    and _loadable(str(previous.get("type", "")), self.runtime.files):
+                resources[name] = copy.deepcopy(previous)
+            else:  # left by an update that failed midway: kept exactly as it is
+                resources[name] = copy.deepcopy(new)
+                hold.add(name)
+        return self._generated(resources), frozenset(hold)
+
+    def _generated(self, resources: dict[str, Any]) -> TemplateSource:
+        data = {"heat_template_version": "2015-04-30", "resources": resources}
+        return TemplateSource(f"resources.{self.name}", data, dict(self.runtime.files))
+
+    @staticmethod
+    def _fresh_names(taken: set[str]) -> Iterator[str]:
+        while True:
+            name = short_id()
+            if name not in taken:
+                taken.add(name)
+                yield name
+
+    # -- converging -------------------------------------------------------------------------
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        """Heat's group: its members keep Heat's names, in the order of its nested
+        template (oldest first), and its cooldown (Heat's metadata) is kept."""
+        nested = adopted.stack
+        if nested is None:
+            return super().handle_adopt(properties, adopted)
+        written = list((nested.template or {}).get("resources") or {})
+        names = [name for name in written if name in nested.resources] + \
+            [name for name in nested.resources if name not in written]
+        child = self.runtime.store.create_stack(
+            nested.name, parent_id=self.runtime.stack_id, parent_resource=self.name,
+            stack_id=nested.id)
+        self.runtime.note_nested_stack(self.name, child.id)
+        member = self.member_definition(properties) or {}
+        self._converge_pass(child.id, properties,
+                            lambda: (self._generated({n: copy.deepcopy(member) for n in names}),
+                                     frozenset()), "ADOPT")
+        kept = {key: adopted.metadata[key] for key in (COOLDOWN_END, SCALING_IN_PROGRESS)
+                if key in adopted.metadata}
+        return Outcome(child.id, {"nested_stack_id": child.id, **kept})
+
+    def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
+        step = self.runtime.scaled_size(self.name)
+        if step is None and self._rolls(properties):
+            self._roll(child_id, properties)
+        size = self._target_size(child_id, properties)
+        self._converge_pass(child_id, properties,
+                            lambda: self._pass_template(child_id, properties, size, size), action)
+        kept = self.current.data if self.current is not None else {}
+        if step is not None:
+            cooldown, reason = step.cooldown, step.reason
+        else:
+            live = len([m for m in self.ordered_members(child_id) if m.status != "FAILED"])
+            cooldown, reason = properties.get("cooldown"), f"{CFN_EXACT_CAPACITY} : {live}"
+        return Outcome(child_id, {"nested_stack_id": child_id,
+                                  **finished_scaling(kept, cooldown, reason)})
+
+    def _rolls(self, properties: Mapping[str, Any]) -> bool:
+        """An update that changes ``resource`` rolls it across the members first."""
+        previous = self.current.properties if self.current is not None else None
+        return bool(previous and self.current and self.current.nested_stack_id
+                    and previous.get("resource") != properties.get("resource"))
+
+    def _roll(self, child_id: str, properties: Mapping[str, Any]) -> None:
+        """Heat's ``_replace``: the members get the new definition in batches of
+        ``max_batch_size``, at least ``min_in_service`` kept in service, a pause of
+        ``pause_time`` seconds between batches."""
+        policy = properties.get("rolling_updates") or {}
+        capacity = len(self.ordered_members(child_id))  # failed ones too
+        target = min(int(properties.get("desired_capacity") or capacity), capacity)
+        plan = scaling_group_batches(target, capacity, int(policy.get("max_batch_size", 1)),
+                                     int(policy.get("min_in_service", 0)))
+        pause = float(policy.get("pause_time", 0))
+        for number, (size, updates) in enumerate(plan):
+            if number and pause > 0:
+                self.runtime.sleep(pause)  # a cancel or time-out ends the wait
+            self._converge_pass(
+                child_id, properties,
+                lambda size=size, updates=updates: self._pass_template(child_id, properties, size, updates),
+                "UPDATE", batch_pass=True)
+
+    # -- attributes ---------------------------------------------------------------------------
+    def attribute_names(self) -> frozenset[str] | None:
+        return None  # resource.N[.attr] besides the schema's
+
+    def _attribute(self, state: ResourceState, name: str) -> Any:
+        return self._attribute_path(state, name, [])
+
+    def _attribute_path(self, state: ResourceState, name: str, path: list[Any]) -> Any:
+        members = self._live_handlers(state)
+        if name == "current_size":
+            return select_path(len(members), path)
+        if name in ("refs", "refs_map"):
+            refs = {n: handler.reference_id(member) for n, member, handler in members}
+            return select_path(list(refs.values()) if name == "refs" else refs, path)
+        if name in ("outputs", "outputs_list") and path:
+            values = {n: _member_attribute_path(m, h, str(path[0]), list(path[1:]))
+                      for n, m, h in members}
+            return values if name == "outputs" else list(values.values())
+        if name.startswith("resource."):
+            return self._member_by_index(members, name, path)
+        raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
+
+    def _live_handlers(self, state: ResourceState) -> list[tuple[str, ResourceState, Resource]]:
+        runtime = child_runtime(self, state) if state.nested_stack_id else self.runtime
+        return [(m.name, m, handler_for(m.name, m.implementation or m.type, runtime))
+                for m in self.live_members(state)]
+
+    def _member_by_index(self, members: list[tuple[str, ResourceState, Resource]], name: str,
+                         path: list[Any]) -> Any:
+        """``resource.N`` (the N-th member, oldest first) and ``resource.N.attr``."""
+        parts = name.split(".", 2)
+        index = parts[1]
+        position = int(index) if index.lstrip("-").isdigit() else None
+        if position is None or not -len(members) <= position < len(members):
+            raise _no_member(index, self.name)
+        _name, member, handler = members[position]
+        steps = parts[2:] + list(path)
+        if not steps:
+            return handler.reference_id(member)
+        return _member_attribute_path(member, handler, str(steps[0]), steps[1:])
+
+    @classmethod
+    def exported_metadata(cls, store: Any, stack_id: str, state: ResourceState) -> dict[str, Any]:
+        """Heat keeps the cooldown in the group's metadata."""
+        kept = {key: state.data[key] for key in (COOLDOWN_END, SCALING_IN_PROGRESS) if key in state.data}
+        return {**dict(state.metadata), **kept}
+
+
+# -- scaling policies ---------------------------------------------------------------------
+
+# Heat's SignalResponder: the signal's reason in the policy's SIGNAL event.
+def signal_details(details: Any) -> str:
+    """The SIGNAL event's reason for a signal's body, as Heat's _handle_signal says it."""
+    if details is None:
+        return "No signal details provided"
+    if isinstance(details, str):
+        return details
+    if isinstance(details, Mapping) and all(k in details for k in ("previous", "current", "reason")):
+        return ("alarm state changed from "
+                f"{details['previous']} to {details['current']} ({details['reason']})")
+    return "Unknown"
+
+
+@register
+class ScalingPolicy(Resource):
+    """``OS::Heat::ScalingPolicy``: a signal to it resizes its group
+    (hotplay.stacks.stack_signal; operations/scale.py)."""
+
+    type_name = "OS::Heat::ScalingPolicy"
+    scales_a_group = True
+    properties_schema = {
+        "auto_scaling_group_id": PropertySchema("string", "AutoScaling group ID to apply policy to.",
+                                                required=True),
+        "scaling_adjustment": PropertySchema("number", "Size of adjustment.", required=True,
+                                             update_allowed=True),
+        "adjustment_type": PropertySchema(
+            "string", "Type of adjustment (absolute or percentage).", required=True,
+            update_allowed=True, constraints=(allowed_values(CHANGE_IN_CAPACITY, EXACT_CAPACITY,
+                                                             PERCENT_CHANGE_IN_CAPACITY),)),
+        "cooldown": PropertySchema("number", "Cooldown period, in seconds.", update_allowed=True),
+        "min_adjustment_step": PropertySchema(
+            "integer", "Minimum number of resources that are added or removed when the "
+            "AutoScaling group scales up or down.", update_allowed=True,
+            constraints=(value_range(min=0),)),
+    }
+    attributes_schema = {
+        "alarm_url": AttributeSchema("A signed url to handle the alarm."),
+        "signal_url": AttributeSchema("A url to handle the alarm using native API."),
+    }
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        if properties.get("min_adjustment_step") is not None and \
+                properties.get("adjustment_type") != PERCENT_CHANGE_IN_CAPACITY:
+            raise StackValidationFailed(
+                "min_adjustment_step property should only be specified for adjustment_type "
+                f"with value {PERCENT_CHANGE_IN_CAPACITY}.", path=f"resources.{self.name}")
+
+    validate_known = validate  # auto_scaling_group_id reads the group: known later
+
+    adoptable = True  # Heat's user id is kept as the id; no user is needed here
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        # Heat's id is the Keystone user it makes for pre-signed URLs: here, an id.
+        return Outcome(uuid.uuid4().hex)
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        return Outcome(current.physical_id, current.data)
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """``alarm_url`` and ``signal_url``: where hotplay.stacks.stack_signal sends a
+        signal to this policy (its ``url`` option); null before it exists, as Heat."""
+        if name not in ("alarm_url", "signal_url"):
+            return super().attribute(state, name)
+        if not state.physical_id:
+            return None
+        return signal_url(*self.runtime.address(self.name))
+
+    @staticmethod
+    def adjustment(group: GroupSize, properties: Mapping[str, Any], group_cooldown: Any,
+                   group_data: Mapping[str, Any], group_name: str) -> ScaleStep:
+        """Heat's ``adjust``: the group's new size, or NoScaling (the size would not
+        change, or the cooldown has not passed)."""
+        amount = properties["scaling_adjustment"]
+        kind = properties["adjustment_type"]
+        capacity = new_capacity(group.current, amount, kind, properties.get("min_adjustment_step"),
+                                group.minimum, group.maximum)
+        if capacity == group.current:
+            raise NoScaling(f"{group_name} stays at {capacity} members: {kind} {amount} within "
+                            f"min_size {group.minimum} and max_size {group.maximum} changes nothing")
+        cooldown = properties.get("cooldown")
+        if cooldown is None:
+            cooldown = group_cooldown
+        ends = cooldown_ends(group_data)
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None).isoformat()
+        if ends is not None and now < ends:
+            raise NoScaling(f"The resource {group_name} could not perform scaling action: "
+                            f"due to cooldown, cooldown {cooldown} (it ends at {ends} UTC)")
+        return ScaleStep(capacity, cooldown, f"{kind} : {amount}", group.current)
+
+
+def signal_url(stack: str, path: str) -> str:
+    """A policy's ``signal_url`` and ``alarm_url`` here: the stack and resource that
+    hotplay.stacks.stack_signal takes (its ``url`` option)."""
+    return f"hotplay://stacks/{stack}/resources/{path}/signal"
