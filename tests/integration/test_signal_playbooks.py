@@ -105,3 +105,54 @@ def test_a_second_job_releases_the_wait_condition_of_the_first(tmp_path: Path) -
     # Only the one signal sent for real counts: the preview and the refused one left nothing.
     assert json.loads(app["outputs"]["schema"]) == {"1": "v42"}
     assert {r["name"]: r["status"] for r in app["resources"]}["app_config"] == "CREATE_COMPLETE"
+
+
+SCALING = """\
+    heat_template_version: 2018-08-31
+    resources:
+      web:
+        type: OS::Heat::AutoScalingGroup
+        properties:
+          min_size: 1
+          max_size: 3
+          resource: {type: OS::Heat::Value, properties: {value: web}}
+      scale_out:
+        type: OS::Heat::ScalingPolicy
+        properties:
+          auto_scaling_group_id: {get_resource: web}
+          adjustment_type: change_in_capacity
+          scaling_adjustment: 1
+    outputs:
+      scale_out_url: {value: {get_attr: [scale_out, signal_url]}}
+      size: {value: {get_attr: [web, current_size]}}
+"""
+
+
+def test_a_task_scales_a_group_by_its_policy_in_check_mode_by_name_and_by_url(tmp_path: Path) -> None:
+    template = write_template(tmp_path, "web.yaml", SCALING)
+    out = {"hotplay.stacks.stack_signal": {"name": "web", "resource": "scale_out"}}
+    play = _playbook(tmp_path, "scale", [
+        {"hotplay.stacks.stack": {"name": "web", "template": str(template)}, "register": "made"},
+        {**out, "check_mode": True, "register": "previewed"},
+        {**out, "register": "by_name"},
+        {"hotplay.stacks.stack_signal": {"url": "{{ made.outputs.scale_out_url }}"}, "register": "by_url"},
+        # At max_size now: Heat's rules change nothing, and the task says why.
+        {**out, "register": "at_most"},
+        {"hotplay.stacks.stack_info": {"name": "web", "nested_depth": 1}, "register": "info"},
+    ])
+    done = subprocess.run(playbook_command(play), cwd=tmp_path, env=playbook_environment(),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_worker_quiet(done.stdout)
+    results = _results(tmp_path, "scale")
+    assert results["made"]["outputs"] == {"scale_out_url": "hotplay://stacks/web/resources/scale_out/signal",
+                                          "size": 1}
+    previewed = results["previewed"]
+    assert previewed["changed"] and previewed["scaled"] == {"web": {"from": 1, "to": 2}}
+    assert [p.split("/")[0] for p in previewed["plan"]["added"]] == ["web"]
+    assert results["by_name"]["scaled"] == {"web": {"from": 1, "to": 2}}  # the preview wrote nothing
+    assert results["by_url"]["outputs"]["size"] == 3 and results["by_url"]["stack"]["status"] == "UPDATE_COMPLETE"
+    at_most = results["at_most"]
+    assert at_most["changed"] is False and "stays at 3 members" in at_most["msg"]
+    members = [r for r in results["info"]["stack"]["resources"] if r.get("parent") == "web"]
+    assert len(members) == 3 and {r["status"] for r in members} == {"CREATE_COMPLETE"}
