@@ -151,7 +151,7 @@ def test_a_task_scales_a_group_by_its_policy_in_check_mode_by_name_and_by_url(tm
     assert previewed["changed"] and previewed["scaled"] == {"web": {"from": 1, "to": 2}}
     assert [p.split("/")[0] for p in previewed["plan"]["added"]] == ["web"]
     assert results["by_name"]["scaled"] == {"web": {"from": 1, "to": 2}}  # the preview wrote nothing
-    assert results["by_url"]["outputs"]["size"] == 3 and results["by_url"]["stack"]["status"] == "UPDATE_COMPLETE"
+    assert results["by_url"]["outputs"]["size"] == 3 and results["by_url"]["stack"]["status"] == "CREATE_COMPLETE"  # as in Heat
     at_most = results["at_most"]
     assert at_most["changed"] is False and "stays at 3 members" in at_most["msg"]
     members = [r for r in results["info"]["stack"]["resources"] if r.get("parent") == "web"]

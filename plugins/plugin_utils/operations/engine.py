@@ -58,7 +58,7 @@ from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
 from ..resources.runtime import ScaleStep
 from .locks import record_takeover
-from .scale import ScaleSignal, plan_reason, scale_step
+from .scale import ScaleSignal, keep_heats_statuses, plan_reason, scale_step, statuses_before
 from .settings import (
     StackSettings,
     check_tags,
@@ -377,6 +377,7 @@ def _run_locked(
             store.set_stack_settings(stack.id, prepared.settings.tags,
                                      prepared.settings.deletion_protection)
         taken_over = _record_takeover(store, stack, sink)
+        before = statuses_before(store, stack) if prepared.scale else None
         action, revision = _revision_to_run(store, stack, request, prepared)
         options = RunOptions(revision, prepared.skip, cancel, request.max_workers,
                              keep_replaced=request.keep_replaced,
@@ -391,6 +392,8 @@ def _run_locked(
             # A failed stack waits at no hook (Heat: CREATE_FAILED, the resource that
             # was paused stays INIT_COMPLETE): nothing is left to clear.
             settle_hooks(store, failed, end_stepping=status == "COMPLETE")
+        if before is not None and status == "COMPLETE":
+            keep_heats_statuses(store, before)
         listed = list_resources(store, stack.id, EVERY_LEVEL)
         store.finish_revision(stack.id, revision, status, failed.status_reason, outcome_from(listed))
         if status == "FAILED" and request.rollback_on_failure:

@@ -14,7 +14,7 @@ its new size."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import HotplayError
@@ -120,3 +120,33 @@ def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any
 
 def rollback_reason(step: ScaleStep, revision: int) -> str:
     return f"back from {step.previous} to {step.capacity} members, its size in revision {revision}"
+
+
+@dataclass(frozen=True)
+class StatusesBefore:
+    """The stack's and its resources' actions before a scaling run."""
+
+    stack: StackRecord
+    resources: Mapping[str, StoredResource]
+
+
+def statuses_before(store: Store, stack: StackRecord) -> StatusesBefore:
+    return StatusesBefore(stack, {r.state.name: r for r in store.resources(stack.id)})
+
+
+def keep_heats_statuses(store: Store, before: StatusesBefore) -> None:
+    """After a scaling run that completed: the stack and its resources show the
+    action they showed before, as in Heat, where a signal resizes the group's nested
+    stack (``UPDATE_COMPLETE``) and leaves the stack and the group as they were
+    (``CREATE_COMPLETE`` after a create).  The run's revision and events stay."""
+    stack = store.get_stack(before.stack.id)
+    if stack.status != "COMPLETE" or before.stack.status != "COMPLETE":
+        return
+    for row in store.resources(stack.id):
+        was = before.resources.get(row.state.name)
+        if was is not None and was.state.status == "COMPLETE" and row.state.status == "COMPLETE" \
+                and row.state.action != was.state.action:
+            store.save_resource(stack.id, replace(row.state, action=was.state.action,
+                                                  status_reason=was.state.status_reason),
+                                row.requires, row.position)
+    store.set_stack_status(stack.id, before.stack.action, "COMPLETE", before.stack.status_reason)

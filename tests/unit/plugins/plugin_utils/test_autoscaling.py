@@ -187,6 +187,10 @@ def test_signals_scale_out_and_in_within_the_bounds_as_runs_of_the_stack(stack: 
     grown = stack.signal("up", data={"previous": "ok", "current": "alarm", "reason": "cpu high"})
     assert grown["changed"] is True and grown["scaled"] == {"asg": {"from": 2, "to": 3}}
     assert grown["outputs"]["size"] == 3 and stack.members()[:2] == first  # the new one last
+    # As in Heat, the stack and the group keep their status; the group's nested stack
+    # (and the revision, and the events) say it was updated.
+    assert grown["stack"]["status"] == "CREATE_COMPLETE"
+    assert {r["name"]: r["status"] for r in grown["resources"]}["asg"] == "CREATE_COMPLETE"
     assert stack.events("up")[-1] == ("SIGNAL", "COMPLETE",
                                       "alarm state changed from ok to alarm (cpu high)")
     assert stack.revisions()[-1].definition["scaled"] == {"asg": 3}
