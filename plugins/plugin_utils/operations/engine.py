@@ -58,7 +58,8 @@ from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
 from ..resources.runtime import ScaleStep
 from .locks import record_takeover
-from .scale import ScaleSignal, keep_heats_statuses, plan_reason, scale_step, statuses_before
+from .scale import (ScaleSignal, confined_to_groups, keep_heats_statuses, plan_reason, scale_step,
+                    statuses_before)
 from .settings import (
     StackSettings,
     check_tags,
@@ -273,6 +274,8 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
                       "nested stacks, or secret properties of its resources)")
     plan.definition_changed = existing is None or not _unchanged(existing, last, digest)
     plan.with_nested_updates(existing)
+    if scale:
+        confined_to_groups(plan, scale)
     skip = frozenset(c.path for c in plan.changes if c.skipped)
     paused = bool(existing and last and last.status == "PAUSED" and existing.status == "IN_PROGRESS")
     return _Prepared(existing, last, inputs, given, definition, digest, plan,

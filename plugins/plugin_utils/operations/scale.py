@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import HotplayError
+from ..model.plan import Plan
 from ..resources.autoscaling import (CFN_EXACT_CAPACITY, AutoScalingGroup, NoScaling, ScalingPolicy,
                                      signal_details)
 from ..resources.base import resource_class
@@ -42,6 +43,10 @@ def is_scaling_policy(state: Any) -> bool:
 def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[str, ScaleStep]:
     """The group the policy scales (its path) and the size it gets; NoScaling when
     Heat's ``adjust`` would do nothing."""
+    if stack.status != "COMPLETE":
+        raise HotplayError(f"stack {stack.name} is {stack.stack_status}: a scaling signal runs the "
+                           "stack and would repeat what did not finish; apply the stack (or roll it "
+                           "back) first")
     found = find_resource(store, stack, signal.policy)
     policy = found.stored.state
     path = signal.policy.strip("/")
@@ -150,3 +155,20 @@ def keep_heats_statuses(store: Store, before: StatusesBefore) -> None:
                                                   status_reason=was.state.status_reason),
                                 row.requires, row.position)
     store.set_stack_status(stack.id, before.stack.action, "COMPLETE", before.stack.status_reason)
+
+
+# The reason of what a scaling run leaves alone.
+LEFT_ALONE = "left as it is: a scaling signal changes only its group"
+
+
+def confined_to_groups(plan: Plan, scale: Mapping[str, ScaleStep]) -> None:
+    """A scaling run changes its group and nothing else, as Heat's signal resizes
+    the group's nested stack only: every other change of the plan (a nested stack's
+    routine update, an update handle Heat replaces on every update) is left alone."""
+    def concerns_a_group(path: str) -> bool:
+        return any(path == group or path.startswith(f"{group}/") or group.startswith(f"{path}/")
+                   for group in scale)
+
+    plan.changes = [change if change.action == "unchanged" or concerns_a_group(change.path)
+                    else replace(change, action="unchanged", reason=LEFT_ALONE, skipped=True)
+                    for change in plan.changes]

@@ -371,3 +371,26 @@ def test_a_heat_stack_with_a_group_and_a_policy_is_adopted_with_heats_members_an
     # Managed here from then on: a signal adds a third, Heat's two are the oldest.
     assert stack.signal("up")["outputs"]["size"] == 3
     assert [name for name, _ in stack.members()][:2] == ["zzold1abcdef", "aanew2abcdef"]
+
+
+def test_a_signal_changes_the_group_only_and_not_a_stack_that_did_not_complete(stack: Stack) -> None:
+    # A nested stack beside the group: an update of the stack updates it (Heat
+    # updates every nested stack), a signal leaves it alone (Heat's resizes the
+    # group's nested stack only).
+    stack.template.write_text(TEMPLATE.replace("  up:\n", "  side:\n    type: OS::Heat::Stack\n"
+                                               "    properties: {template: \"heat_template_version: 2018-08-31\"}\n"
+                                               "  up:\n", 1))
+    stack.apply()
+    preview = stack.signal("up", check_mode=True)
+    assert preview["plan"]["reasons"]["side"] == "left as it is: a scaling signal changes only its group"
+    assert "side" in preview["plan"]["unchanged"]
+    stack.signal("up")
+    assert [e for e in stack.events("side") if e[0] == "UPDATE"] == []
+    # A stack whose last run failed is not run again by a signal.
+    store = open_store(stack.url)
+    try:
+        store.set_stack_status(store.find_stack("w").id, "UPDATE", "FAILED", "something broke")
+    finally:
+        store.close()
+    with pytest.raises(HotplayError, match="stack w is UPDATE_FAILED: a scaling signal runs the stack"):
+        stack.signal("up")
