@@ -278,3 +278,46 @@ def test_the_tests_own_template_in_heats_shape_runs_natively(project: Project, r
         "name": stack, "state": "absent", "cloud": project.name}})
     project.stacks.remove(stack)
     assert leftovers(project) == []
+
+
+def test_asg_of_servers_scales_by_signal_rolls_and_is_deleted(heat_templates: Path, project: Project,
+                                                              run_tasks: Any) -> None:
+    """hot/asg_of_servers.yaml: three servers; its scale-up policy's signal adds a
+    fourth, its scale-down policy's (cooldown 60) changes nothing so soon after;
+    a flavor change rolls across the servers, each resized in place; delete."""
+    template = heat_templates / "hot/asg_of_servers.yaml"
+    stack = f"asg-{uuid.uuid4().hex[:6]}"
+    given = {**image_and_flavor(project), "key_name": project.keypair, "network": project.network.name}
+    project.stacks.append(stack)
+    created = apply(project, run_tasks, stack, template, "created", given)
+    assert created["stack"]["status"] == "CREATE_COMPLETE"
+
+    def servers() -> dict[str, str]:
+        return {s.id: s.flavor["original_name"] for s in project.member.compute.servers()
+                if s.status == "ACTIVE"}
+
+    assert len(servers()) == 3
+    signal = {"hotplay.stacks.stack_signal": {"name": stack, "resource": "scale_up_policy",
+                                              "cloud": project.name}}
+    grown = run(project, run_tasks, "grown", signal)
+    assert grown["scaled"] == {"asg": {"from": 3, "to": 4}} and len(servers()) == 4
+    down = {"hotplay.stacks.stack_signal": {"name": stack, "resource": "scale_down_policy",
+                                            "cloud": project.name}}
+    held = run(project, run_tasks, "held", down)
+    assert held["changed"] is False and "due to cooldown, cooldown 60" in held["msg"]
+    before = servers()
+    preview = apply(project, run_tasks, stack, template, "preview", {**given, "flavor": BIGGER_FLAVOR},
+                    check_mode=True)
+    # Back to desired_capacity (3): the three newest resized in place, the oldest deleted.
+    plan = preview["plan"]
+    assert "asg" in plan["updated"] and len(plan["updated"]) == 1 + 3 and len(plan["deleted"]) == 1, plan
+    assert servers() == before
+    rolled = apply(project, run_tasks, stack, template, "rolled", {**given, "flavor": BIGGER_FLAVOR})
+    assert rolled["stack"]["status"] == "UPDATE_COMPLETE"
+    # desired_capacity (3) wins over the signals, as in Heat; the oldest server went.
+    after = servers()
+    assert len(after) == 3 and set(after) < set(before) and set(after.values()) == {BIGGER_FLAVOR}
+    run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {"name": stack, "state": "absent",
+                                                                 "cloud": project.name}})
+    project.stacks.remove(stack)
+    assert leftovers(project) == []

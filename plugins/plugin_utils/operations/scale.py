@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import HotplayError
 from ..model.plan import Plan
 from ..resources.autoscaling import (CFN_EXACT_CAPACITY, AutoScalingGroup, NoScaling, ScalingPolicy,
-                                     signal_details)
+                                     group_size, live_members, signal_details)
 from ..resources.base import resource_class
 from ..resources.runtime import ScaleStep
 from ..store.base import StackRecord, Store, StoredResource
@@ -59,9 +59,7 @@ def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[s
     if state.status != "COMPLETE":
         raise NoScaling(f"{parent}{state.name} is {state.action}_{state.status}: a group scales only "
                         "when its last action completed")
-    handler = AutoScalingGroup(state.name, _ReadingRuntime(store))
-    size = handler.size_of(state, state.properties)
-    step = ScalingPolicy.adjustment(size, policy.properties, state.properties.get("cooldown"),
+    step = ScalingPolicy.adjustment(group_size(store, state), policy.properties, state.properties.get("cooldown"),
                                     state.data, f"{parent}{state.name}")
     return f"{parent}{state.name}", step
 
@@ -90,17 +88,6 @@ def record_signal_event(store: Store, stack: StackRecord, signal: ScaleSignal) -
                     signal_details(signal.data), state.physical_id)
 
 
-class _ReadingRuntime:
-    """The little a group needs to count its members outside a run."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def scaled_size(self, resource_name: str) -> None:
-        return None
-
-
-
 def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any]) -> dict[str, ScaleStep]:
     """A rollback's sizes: each group of the stack (top level) at the size it had
     when the target revision ended (``outcome``: resource path -> its state), where
@@ -116,7 +103,7 @@ def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any
         then = sum(1 for path, entry in outcome.items()
                    if path.startswith(prefix) and "/" not in path[len(prefix):]
                    and not str(entry.get("status", "")).endswith("FAILED"))
-        now = len(AutoScalingGroup(state.name, _ReadingRuntime(store)).live_members(state))
+        now = len(live_members(store, state))
         if then != now:
             steps[state.name] = ScaleStep(then, state.properties.get("cooldown"),
                                           f"{CFN_EXACT_CAPACITY} : {then}", now)

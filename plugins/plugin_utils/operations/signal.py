@@ -24,7 +24,8 @@ from ..resources.wait_condition import SignalRefused, WaitConditionHandleBase, r
 from ..store.base import Store
 from .engine import ApplyRequest, apply_stack
 from .health import find_resource
-from .scale import NoScaling, ScaleSignal, is_scaling_policy, record_signal_event
+from ..resources.autoscaling import NoScaling
+from .scale import ScaleSignal, is_scaling_policy, record_signal_event
 
 # Heat's Resource.no_signal_actions.
 NO_SIGNAL_ACTIONS = ("SUSPEND", "DELETE")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import copy
 import datetime
+import functools
 import math
 import secrets
 import uuid
@@ -111,6 +112,26 @@ class GroupSize:
     maximum: int
 
 
+def ordered_members(store: Any, child_id: str | None) -> list[ResourceState]:
+    """A group's members, the first to go first: failed ones, then the oldest (the
+    child's template lists them oldest first)."""
+    if not child_id:
+        return []
+    members = [stored.state for stored in store.resources(child_id)]
+    return sorted(members, key=lambda state: state.status != "FAILED")
+
+
+def live_members(store: Any, group: ResourceState) -> list[ResourceState]:
+    """A group's members not FAILED, oldest first (Heat's member_names(False))."""
+    return [m for m in ordered_members(store, group.nested_stack_id) if m.status != "FAILED"]
+
+
+def group_size(store: Any, group: ResourceState) -> GroupSize:
+    """A group's size and bounds, as its record has them."""
+    return GroupSize(len(live_members(store, group)), int(group.properties["min_size"]),
+                     int(group.properties["max_size"]))
+
+
 @register
 class AutoScalingGroup(GroupResource):
     """``OS::Heat::AutoScalingGroup``: ``resource`` copies, resized by scaling
@@ -180,20 +201,10 @@ class AutoScalingGroup(GroupResource):
 
     # -- members ------------------------------------------------------------------------
     def ordered_members(self, child_id: str | None) -> list[ResourceState]:
-        """The members, the first to go first: failed ones, then the oldest (the
-        child's template lists them oldest first)."""
-        if not child_id:
-            return []
-        members = [stored.state for stored in self.runtime.store.resources(child_id)]
-        return sorted(members, key=lambda state: state.status != "FAILED")
+        return ordered_members(self.runtime.store, child_id)
 
     def live_members(self, state: ResourceState) -> list[ResourceState]:
-        """The members not FAILED, oldest first (Heat's member_names(False))."""
-        return [m for m in self.ordered_members(state.nested_stack_id) if m.status != "FAILED"]
-
-    def size_of(self, state: ResourceState, properties: Mapping[str, Any]) -> GroupSize:
-        return GroupSize(len(self.live_members(state)), int(properties["min_size"]),
-                         int(properties["max_size"]))
+        return live_members(self.runtime.store, state)
 
     @staticmethod
     def member_definition(properties: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -316,10 +327,9 @@ class AutoScalingGroup(GroupResource):
         for number, (size, updates) in enumerate(plan):
             if number and pause > 0:
                 self.runtime.sleep(pause)  # a cancel or time-out ends the wait
-            self._converge_pass(
-                child_id, properties,
-                lambda size=size, updates=updates: self._pass_template(child_id, properties, size, updates),
-                "UPDATE", batch_pass=True)
+            self._converge_pass(child_id, properties,
+                                functools.partial(self._pass_template, child_id, properties, size, updates),
+                                "UPDATE", batch_pass=True)
 
     # -- attributes ---------------------------------------------------------------------------
     def attribute_names(self) -> frozenset[str] | None:
