@@ -156,3 +156,66 @@ def test_a_task_scales_a_group_by_its_policy_in_check_mode_by_name_and_by_url(tm
     assert at_most["changed"] is False and "stays at 3 members" in at_most["msg"]
     members = [r for r in results["info"]["stack"]["resources"] if r.get("parent") == "web"]
     assert len(members) == 3 and {r["status"] for r in members} == {"CREATE_COMPLETE"}
+
+
+SLOW_MEMBERS = """\
+    heat_template_version: 2018-08-31
+    resources:
+      slow:
+        type: OS::Heat::AutoScalingGroup
+        properties:
+          min_size: 0
+          max_size: 4
+          resource: {type: OS::Heat::Delay, properties: {min_wait: 60, actions: [CREATE]}}
+      grow:
+        type: OS::Heat::ScalingPolicy
+        properties:
+          auto_scaling_group_id: {get_resource: slow}
+          adjustment_type: exact_capacity
+          scaling_adjustment: 2
+    outputs:
+      size: {value: {get_attr: [slow, current_size]}}
+"""
+
+
+def test_a_job_killed_while_it_scales_leaves_a_stack_the_next_job_rolls_back(tmp_path: Path) -> None:
+    import os  # pylint: disable=import-outside-toplevel
+    import signal  # pylint: disable=import-outside-toplevel
+    import sqlite3  # pylint: disable=import-outside-toplevel
+
+    template = write_template(tmp_path, "slow.yaml", SLOW_MEMBERS)
+    made = _playbook(tmp_path, "made", [
+        {"hotplay.stacks.stack": {"name": "slow", "template": str(template)}, "register": "made"}])
+    assert subprocess.run(playbook_command(made), cwd=tmp_path, env=playbook_environment(),
+                          capture_output=True, text=True, timeout=300, check=False).returncode == 0
+    # The group's members wait 60 s once made: the scaling job is killed while they do.
+    scale = _playbook(tmp_path, "scale", [
+        {"hotplay.stacks.stack_signal": {"name": "slow", "resource": "grow"}, "register": "scaled"}])
+    job = subprocess.Popen(playbook_command(scale), cwd=tmp_path, env=playbook_environment(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline, waiting = time.monotonic() + 120, 0
+        while waiting < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with sqlite3.connect(tmp_path / "s.db", timeout=30) as db:
+                waiting = db.execute("SELECT count(*) FROM resources WHERE type = 'OS::Heat::Delay' "
+                                     "AND status = 'IN_PROGRESS'").fetchone()[0]
+        assert waiting == 2, "the two new members never started"
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    # The next job finds the scaling unfinished and rolls it back to the size before.
+    after = _playbook(tmp_path, "after", [
+        {"hotplay.stacks.stack_info": {"name": "slow", "nested_depth": 1}, "register": "left"},
+        {"hotplay.stacks.stack_rollback": {"name": "slow", "lock_timeout": 60}, "register": "back"},
+    ])
+    done = subprocess.run(playbook_command(after), cwd=tmp_path, env=playbook_environment(),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_worker_quiet(done.stdout)
+    results = _results(tmp_path, "after")
+    assert results["left"]["stack"]["status"] in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED")  # not finished
+    back = results["back"]
+    assert back["stack"]["status"] == "ROLLBACK_COMPLETE", back.get("msg")
+    assert back["outputs"]["size"] == 0
+    assert [r for r in back["resources"] if r.get("parent") == "slow"] == []
