@@ -34,6 +34,10 @@ from typing import Any, BinaryIO
 
 HEADER = struct.Struct(">Q")
 OUT_OF_MEMORY = pickle.dumps(("memory", ""))
+# Heat's [yaql] limits, as limits.YAQL_LIMIT_ITERATORS and YAQL_MEMORY_QUOTA give them
+# (this script imports nothing of the collection; a unit test checks they agree):
+# their parser is built before the helper says it is ready.
+HEAT_YAQL_LIMITS = (200, 10000)
 
 _yaql_parsers: dict[tuple[int, int], Any] = {}
 _yaql_root: list[Any] = []
@@ -85,10 +89,12 @@ def main(paths: list[str]) -> None:
 
 
 def _warm_up() -> None:
-    """Import yaql and build its root context now, so that the first expression's
-    time limit is not spent on it (the helper serves patterns without yaql)."""
+    """Import yaql, build its root context and the parser of Heat's limits now, so
+    that the first expression's time limit is not spent on them (building the
+    parser took more than a second of a loaded machine); the helper serves
+    patterns without yaql."""
     try:
-        _root_context()
+        evaluate_yaql("1", None, *HEAT_YAQL_LIMITS)
     except ImportError:
         pass
 
