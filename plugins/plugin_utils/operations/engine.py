@@ -170,12 +170,19 @@ def apply_stack(
     with cloud_session(request.cloud) as session:
         session.limit(request.timeout)  # the validation's calls too (the run's from its start)
         request = replace(request, session=session)
-        prepared = _prepare(store, request)
-        result = _without_run(store, request, prepared)
-        if result is None:
-            result, prepared = _converge(store, request, prepared, holder, progress)
-        elif prepared.settings_changed and not (result.failed or request.check_mode):
-            result = _keep_settings_only(store, request, prepared, result, holder)
+        if request.scale is not None and not request.check_mode:
+            # A scaling signal is judged against the stack as the lock finds it
+            # (before it, another signal's run may be resizing the group).
+            result, prepared = _converge(store, request, None, holder, progress)
+        else:
+            prepared = _prepare(store, request)
+            settled = _without_run(store, request, prepared)
+            if settled is None:
+                result, prepared = _converge(store, request, prepared, holder, progress)
+            elif prepared.settings_changed and not (settled.failed or request.check_mode):
+                result = _keep_settings_only(store, request, prepared, settled, holder)
+            else:
+                result = settled
     if request.graph:
         result.graph = render(plan_nodes(prepared.plan), prepared.definition.requires_graph(),
                               request.graph)
@@ -347,13 +354,14 @@ def _already_applied(request: ApplyRequest, prepared: _Prepared) -> bool:
 
 
 def _converge(
-    store: SealedStore, request: ApplyRequest, prepared: _Prepared, holder: str,
+    store: SealedStore, request: ApplyRequest, prepared: _Prepared | None, holder: str,
     progress: ProgressCallback | None,
 ) -> tuple[StackResult, _Prepared]:
-    """Lock the stack (waiting up to ``lock_timeout``), then run the apply."""
+    """Lock the stack (waiting up to ``lock_timeout``), then run the apply
+    (``prepared`` None: planned once the lock is held)."""
     cancel = request.cancel or Cancel()
     with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
-        if store.find_stack(request.name) != prepared.existing:
+        if prepared is None or store.find_stack(request.name) != prepared.existing:
             # Another run changed the stack since it was read (while this one
             # waited for the lock): plan again from what it left.
             prepared = _prepare(store, request)
