@@ -32,7 +32,7 @@ import functools
 import math
 import secrets
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,9 @@ ADJUSTMENT_TYPES = (EXACT_CAPACITY, CHANGE_IN_CAPACITY, PERCENT_CHANGE_IN_CAPACI
 CFN_EXACT_CAPACITY = "ExactCapacity"
 # What a group keeps in its data (Heat's resource metadata of the group).
 COOLDOWN_END, SCALING_IN_PROGRESS = "cooldown_end", "scaling_in_progress"
+# Its members' names, oldest first (Heat orders them by their created_time): noted
+# before each pass makes them, so that a run killed midway leaves the order known.
+MEMBER_ORDER = "members"
 
 
 class NoScaling(HotplayError):
@@ -103,6 +106,23 @@ def short_id() -> str:
     return base64.b32encode(secrets.token_bytes(8)).decode()[:12].lower()
 
 
+def _in_age_order(order: Sequence[str], chosen: list[tuple[str, str]]) -> list[str]:
+    """The members of a pass, oldest first: those already in ``order`` as they are
+    there, then the others (the pass's new members) in the pass's order."""
+    names = [name for name, _what in chosen]
+    present = set(names)
+    kept = [name for name in order if name in present]
+    seen = set(kept)
+    return kept + [name for name in names if name not in seen]
+
+
+def _played(state: list[tuple[str, bool]], chosen: list[tuple[str, str]]) -> list[tuple[str, bool]]:
+    """The members after a pass: each chosen one, with whether it has the new
+    definition (it had it, or the pass gives it)."""
+    had = dict(state)
+    return [(name, what == NEW or had.get(name, False)) for name, what in chosen]
+
+
 @dataclass(frozen=True)
 class GroupSize:
     """A group's bounds and sizes as a scaling reads them."""
@@ -112,18 +132,22 @@ class GroupSize:
     maximum: int
 
 
-def ordered_members(store: Any, child_id: str | None) -> list[ResourceState]:
-    """A group's members, the first to go first: failed ones, then the oldest (the
-    child's template lists them oldest first)."""
+def ordered_members(store: Any, child_id: str | None, order: Sequence[str] = ()) -> list[ResourceState]:
+    """A group's members, the first to go first: failed ones, then the oldest (by
+    ``order``, the group's MEMBER_ORDER; any it does not name after them)."""
     if not child_id:
         return []
-    members = [stored.state for stored in store.resources(child_id)]
-    return sorted(members, key=lambda state: state.status != "FAILED")
+    members = {stored.state.name: stored.state for stored in store.resources(child_id)}
+    known = [members[name] for name in order if name in members]
+    named = set(order)
+    rest = [state for name, state in members.items() if name not in named]
+    return sorted(known + rest, key=lambda state: state.status != "FAILED")
 
 
 def live_members(store: Any, group: ResourceState) -> list[ResourceState]:
     """A group's members not FAILED, oldest first (Heat's member_names(False))."""
-    return [m for m in ordered_members(store, group.nested_stack_id) if m.status != "FAILED"]
+    return [m for m in ordered_members(store, group.nested_stack_id, group.data.get(MEMBER_ORDER) or ())
+            if m.status != "FAILED"]
 
 
 def group_size(store: Any, group: ResourceState) -> GroupSize:
@@ -177,6 +201,14 @@ class AutoScalingGroup(GroupResource):
                                     "map"),
     }
 
+    def __init__(self, name: str, runtime: Any) -> None:
+        super().__init__(name, runtime)
+        self._noted: list[str] | None = None  # the members' order this run noted
+
+    def bind_current(self, state: ResourceState | None) -> None:
+        super().bind_current(state)
+        self._noted = None
+
     # -- validation ---------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
         """Heat's checks of the sizes, in its words and order."""
@@ -201,7 +233,18 @@ class AutoScalingGroup(GroupResource):
 
     # -- members ------------------------------------------------------------------------
     def ordered_members(self, child_id: str | None) -> list[ResourceState]:
-        return ordered_members(self.runtime.store, child_id)
+        return ordered_members(self.runtime.store, child_id, self._order())
+
+    def _order(self) -> list[str]:
+        """The members' names, oldest first, as this run has noted them last."""
+        if self._noted is None:
+            self._noted = list((self.current.data.get(MEMBER_ORDER) if self.current else None) or ())
+        return self._noted
+
+    def _note_order(self, names: list[str]) -> None:
+        """Before a pass makes them: the members' order, in the group's record."""
+        self._noted = list(names)
+        self.runtime.note_data(self.name, MEMBER_ORDER, self._noted)
 
     def live_members(self, state: ResourceState) -> list[ResourceState]:
         return live_members(self.runtime.store, state)
@@ -214,41 +257,57 @@ class AutoScalingGroup(GroupResource):
         return copy.deepcopy(dict(resource)) if isinstance(resource, Mapping) else None
 
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
-        """The group as the update leaves it (what a preview shows): every member
-        with the new definition, at the size the update gives it."""
+        """The group as the update will leave it (what a preview shows): the
+        rolling update's passes and the resize played on the members' names, as
+        ``_converge`` runs them."""
         child_id = self.current.nested_stack_id if self.current is not None else None
-        size = self._target_size(child_id, properties)
-        template, _hold = self._pass_template(child_id, properties, size, size)
+        new = self.member_definition(properties) or {}
+        members = {m.name: m for m in self.ordered_members(child_id)}
+        state = [(name, _has_definition(member, new)) for name, member in members.items()]
+        names = self._fresh_names(set(members))
+        step = self.runtime.scaled_size(self.name)
+        if step is None and self._rolls(properties):
+            for size, updates in self._roll_plan(len(state), properties):
+                state = _played(state, scaled_members(state, size, updates, names))
+        live = len([name for name, _new in state if name not in members or members[name].status != "FAILED"])
+        chosen = scaled_members(state, self._target_size(live, properties), 0, names)
+        template, _hold = self._template_of(_played(state, chosen), members, properties)
         return template
 
-    def _target_size(self, child_id: str | None, properties: Mapping[str, Any]) -> int:
-        """The size an apply gives the group: a scaling signal's; on create
-        ``desired_capacity`` or ``min_size``; on update ``desired_capacity`` or the
-        current size, within the bounds."""
+    def _target_size(self, live: int, properties: Mapping[str, Any]) -> int:
+        """The size an apply gives the group of ``live`` members (not FAILED): a
+        scaling signal's; on create ``desired_capacity`` or ``min_size``; on update
+        ``desired_capacity`` or its current size, within the bounds."""
         step = self.runtime.scaled_size(self.name)
         if step is not None:
             return step.capacity
-        live = [m for m in self.ordered_members(child_id) if m.status != "FAILED"]
         if self.current is None or not self.current.nested_stack_id:
             return int(properties.get("desired_capacity") or properties["min_size"])
-        wanted = properties.get("desired_capacity") or len(live)
-        return new_capacity(len(live), wanted, EXACT_CAPACITY, None,
+        wanted = properties.get("desired_capacity") or live
+        return new_capacity(live, wanted, EXACT_CAPACITY, None,
                             int(properties["min_size"]), int(properties["max_size"]))
 
     def _pass_template(self, child_id: str | None, properties: Mapping[str, Any], size: int,
                        updates: int) -> tuple[TemplateSource, frozenset[str]]:
         """One pass (Heat's ``_create_template(size, updates)``): the last ``size``
-        members kept, new ones added, ``updates`` of them given the new definition;
-        a member whose definition is known neither way is held as it is."""
+        members kept, new ones added, ``updates`` of them given the new definition."""
+        new = self.member_definition(properties) or {}
+        members = {m.name: m for m in self.ordered_members(child_id)}
+        state = [(name, _has_definition(member, new)) for name, member in members.items()]
+        chosen = scaled_members(state, size, updates, self._fresh_names(set(members)))
+        self._note_order(_in_age_order(self._order(), chosen))
+        return self._template_of(_played(state, chosen), members, properties)
+
+    def _template_of(self, planned: list[tuple[str, bool]], members: Mapping[str, ResourceState],
+                     properties: Mapping[str, Any]) -> tuple[TemplateSource, frozenset[str]]:
+        """The child template of ``planned`` members (name, whether it gets the new
+        definition); a member whose definition is known neither way is held as it is."""
         new = self.member_definition(properties) or {}
         previous = self.member_definition(self.current.properties if self.current else None)
-        members = {m.name: m for m in self.ordered_members(child_id)}
-        existing = [(name, _has_definition(state, new)) for name, state in members.items()]
-        chosen = scaled_members(existing, size, updates, self._fresh_names(set(members)))
         resources: dict[str, Any] = {}
         hold: set[str] = set()
-        for name, what in chosen:
-            if what == NEW or dict(existing).get(name):
+        for name, gets_new in planned:
+            if gets_new or name not in members:
                 resources[name] = copy.deepcopy(new)
             elif previous is not None and _has_definition(members[name], previous) \
                     and _loadable(str(previous.get("type", "")), self.runtime.files):
@@ -290,22 +349,24 @@ class AutoScalingGroup(GroupResource):
                                      frozenset()), "ADOPT")
         kept = {key: adopted.metadata[key] for key in (COOLDOWN_END, SCALING_IN_PROGRESS)
                 if key in adopted.metadata}
-        return Outcome(child.id, {"nested_stack_id": child.id, **kept})
+        return Outcome(child.id, {"nested_stack_id": child.id, MEMBER_ORDER: names, **kept})
 
     def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
         step = self.runtime.scaled_size(self.name)
         if step is None and self._rolls(properties):
             self._roll(child_id, properties)
-        size = self._target_size(child_id, properties)
+        live = len([m for m in self.ordered_members(child_id) if m.status != "FAILED"])
+        # Heat's resize: members keep the definition they have, new ones get the new.
+        size = self._target_size(live, properties)
         self._converge_pass(child_id, properties,
-                            lambda: self._pass_template(child_id, properties, size, size), action)
+                            lambda: self._pass_template(child_id, properties, size, 0), action)
         kept = self.current.data if self.current is not None else {}
         if step is not None:
             cooldown, reason = step.cooldown, step.reason
         else:
             live = len([m for m in self.ordered_members(child_id) if m.status != "FAILED"])
             cooldown, reason = properties.get("cooldown"), f"{CFN_EXACT_CAPACITY} : {live}"
-        return Outcome(child_id, {"nested_stack_id": child_id,
+        return Outcome(child_id, {"nested_stack_id": child_id, MEMBER_ORDER: self._order(),
                                   **finished_scaling(kept, cooldown, reason)})
 
     def _rolls(self, properties: Mapping[str, Any]) -> bool:
@@ -318,18 +379,23 @@ class AutoScalingGroup(GroupResource):
         """Heat's ``_replace``: the members get the new definition in batches of
         ``max_batch_size``, at least ``min_in_service`` kept in service, a pause of
         ``pause_time`` seconds between batches."""
-        policy = properties.get("rolling_updates") or {}
-        capacity = len(self.ordered_members(child_id))  # failed ones too
-        target = min(int(properties.get("desired_capacity") or capacity), capacity)
-        plan = scaling_group_batches(target, capacity, int(policy.get("max_batch_size", 1)),
-                                     int(policy.get("min_in_service", 0)))
-        pause = float(policy.get("pause_time", 0))
-        for number, (size, updates) in enumerate(plan):
+        pause = float((properties.get("rolling_updates") or {}).get("pause_time", 0))
+        for number, (size, updates) in enumerate(self._roll_plan(len(self.ordered_members(child_id)),
+                                                                  properties)):
             if number and pause > 0:
                 self.runtime.sleep(pause)  # a cancel or time-out ends the wait
             self._converge_pass(child_id, properties,
                                 functools.partial(self._pass_template, child_id, properties, size, updates),
                                 "UPDATE", batch_pass=True)
+
+    @staticmethod
+    def _roll_plan(capacity: int, properties: Mapping[str, Any]) -> list[tuple[int, int]]:
+        """The rolling update's passes for a group of ``capacity`` members (failed
+        ones too): Heat's target is ``desired_capacity``, at most that many."""
+        policy = properties.get("rolling_updates") or {}
+        target = min(int(properties.get("desired_capacity") or capacity), capacity)
+        return scaling_group_batches(target, capacity, int(policy.get("max_batch_size", 1)),
+                                     int(policy.get("min_in_service", 0)))
 
     # -- attributes ---------------------------------------------------------------------------
     def attribute_names(self) -> frozenset[str] | None:

@@ -131,12 +131,14 @@ class Stack:
             store.close()
 
     def members(self) -> list[tuple[str, str]]:
-        """(name, value) of each member, oldest first."""
+        """(name, value) of each member, oldest first (the group's record of their age)."""
         store = open_store(self.url)
         try:
             stack = store.find_stack("w")
             group = next(r.state for r in store.resources(stack.id) if r.state.name == "asg")
-            return [(r.state.name, r.state.properties["value"]) for r in store.resources(group.nested_stack_id)]
+            values = {r.state.name: r.state.properties["value"] for r in store.resources(group.nested_stack_id)}
+            assert sorted(group.data["members"]) == sorted(values)
+            return [(name, values[name]) for name in group.data["members"]]
         finally:
             store.close()
 
