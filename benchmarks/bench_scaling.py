@@ -74,7 +74,7 @@ def main() -> None:
     print(f"{'members':>8} {'create N':>20} {'scale N->2N':>20} {'scale 2N->N':>20}")
     with tempfile.TemporaryDirectory() as scratch:
         for size in args.sizes:
-            runs = [one_run(size, Path(scratch)) for _ in range(args.runs)]
+            runs = [one_run(size, Path(scratch)) for _run in range(args.runs)]
             cells = []
             for step, members in (("create", size), ("out", size), ("back", size)):
                 wall = statistics.median(run[step][0] for run in runs)

@@ -380,8 +380,8 @@ class AutoScalingGroup(GroupResource):
         ``max_batch_size``, at least ``min_in_service`` kept in service, a pause of
         ``pause_time`` seconds between batches."""
         pause = float((properties.get("rolling_updates") or {}).get("pause_time", 0))
-        for number, (size, updates) in enumerate(self._roll_plan(len(self.ordered_members(child_id)),
-                                                                  properties)):
+        passes = self._roll_plan(len(self.ordered_members(child_id)), properties)
+        for number, (size, updates) in enumerate(passes):
             if number and pause > 0:
                 self.runtime.sleep(pause)  # a cancel or time-out ends the wait
             self._converge_pass(child_id, properties,

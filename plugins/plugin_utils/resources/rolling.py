@@ -136,5 +136,5 @@ def scaled_members(existing: Sequence[tuple[str, bool]], size: int, updates: int
             result.append((name, NEW))
         else:
             result.append((name, KEEP))
-    result.extend((next(new_names), NEW) for _ in range(size - len(kept)))
+    result.extend((next(new_names), NEW) for _new in range(size - len(kept)))
     return result

@@ -234,7 +234,7 @@ def test_signals_sent_at_once_take_turns_and_the_cooldown_lets_one_through(stack
         with lock:
             results.append(outcome)
 
-    senders = [threading.Thread(target=send) for _ in range(6)]
+    senders = [threading.Thread(target=send) for _sender in range(6)]
     for sender in senders:
         sender.start()
     for sender in senders:
@@ -257,7 +257,7 @@ def test_check_mode_previews_the_new_member_and_writes_nothing(stack: Stack) -> 
 
 def test_an_update_rolls_the_oldest_first_in_batches_then_resizes_to_desired_capacity(stack: Stack) -> None:
     stack.apply(desired=4, batch=2)
-    oldest_first = [name for name, _ in stack.members()]
+    oldest_first = [name for name, _value in stack.members()]
     rolled = stack.apply(value="two", desired=3, batch=2)
     assert rolled["stack_status"] == "UPDATE_COMPLETE", rolled.get("msg")
     # Heat's _replace: the target is min(desired, size) = 3, so the first batch
@@ -372,7 +372,7 @@ def test_a_heat_stack_with_a_group_and_a_policy_is_adopted_with_heats_members_an
         store.close()
     # Managed here from then on: a signal adds a third, Heat's two are the oldest.
     assert stack.signal("up")["outputs"]["size"] == 3
-    assert [name for name, _ in stack.members()][:2] == ["zzold1abcdef", "aanew2abcdef"]
+    assert [name for name, _value in stack.members()][:2] == ["zzold1abcdef", "aanew2abcdef"]
 
 
 def test_a_signal_changes_the_group_only_and_not_a_stack_that_did_not_complete(stack: Stack) -> None:
