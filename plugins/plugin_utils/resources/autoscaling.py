@@ -41,7 +41,8 @@ from ..language.functions.hot import select_path
 from ..language.template.loader import TemplateSource
 from ..limits import MAX_RESOURCES_PER_STACK
 from .base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, handler_for, register
-from .group import GroupResource, _has_definition, _loadable, _member_attribute_path, _no_member
+from .group import (ROLLING_UPDATE_SCHEMA, GroupResource, _has_definition, _loadable, _member_attribute_path,
+                    _no_member)
 from .nested import child_runtime
 from .properties import allowed_values, value_range
 from .rolling import NEW, scaled_members, scaling_group_batches
@@ -178,17 +179,7 @@ class AutoScalingGroup(GroupResource):
         "rolling_updates": PropertySchema(
             "map", "Policy for rolling updates for this scaling group.", update_allowed=True,
             default={"min_in_service": 0, "max_batch_size": 1, "pause_time": 0},
-            schema={
-                "min_in_service": PropertySchema(
-                    "integer", "The minimum number of resources in service while rolling "
-                    "updates are being executed.", default=0, constraints=(value_range(min=0),)),
-                "max_batch_size": PropertySchema(
-                    "integer", "The maximum number of resources to replace at once.",
-                    default=1, constraints=(value_range(min=1),)),
-                "pause_time": PropertySchema(
-                    "number", "The number of seconds to wait between batches of updates.",
-                    default=0, constraints=(value_range(min=0),)),
-            }),
+            schema=ROLLING_UPDATE_SCHEMA),
     }
     attributes_schema = {
         "outputs": AttributeSchema("A map of resource names to the specified attribute of each "

@@ -144,6 +144,21 @@ def _no_member(index: str, group: str) -> HotplayError:
     return HotplayError(f"Member '{index}' not found in group resource '{group}'.")
 
 
+# Heat's rolling update settings, the same for ResourceGroup's update_policy and
+# AutoScalingGroup's rolling_updates property.
+ROLLING_UPDATE_SCHEMA = {
+    "min_in_service": PropertySchema(
+        "integer", "The minimum number of resources in service while rolling "
+        "updates are being executed.", default=0, constraints=(value_range(min=0),)),
+    "max_batch_size": PropertySchema(
+        "integer", "The maximum number of resources to replace at once.",
+        default=1, constraints=(value_range(min=1),)),
+    "pause_time": PropertySchema(
+        "number", "The number of seconds to wait between batches of updates.",
+        default=0, constraints=(value_range(min=0),)),
+}
+
+
 @register
 class ResourceGroup(GroupResource):
     """``OS::Heat::ResourceGroup``: ``count`` copies of ``resource_def``."""
@@ -166,17 +181,7 @@ class ResourceGroup(GroupResource):
     attributes_schema = GroupResource.common_attributes
     # Heat's update_policy_schema of OS::Heat::ResourceGroup.
     update_policy_schema = {
-        "rolling_update": PropertySchema("map", schema={
-            "min_in_service": PropertySchema(
-                "integer", "The minimum number of resources in service while rolling "
-                "updates are being executed.", default=0, constraints=(value_range(min=0),)),
-            "max_batch_size": PropertySchema(
-                "integer", "The maximum number of resources to replace at once.",
-                default=1, constraints=(value_range(min=1),)),
-            "pause_time": PropertySchema(
-                "number", "The number of seconds to wait between batches of updates.",
-                default=0, constraints=(value_range(min=0),)),
-        }),
+        "rolling_update": PropertySchema("map", schema=ROLLING_UPDATE_SCHEMA),
         "batch_create": PropertySchema("map", schema={
             "max_batch_size": PropertySchema(
                 "integer", "The maximum number of resources to create at once.",
