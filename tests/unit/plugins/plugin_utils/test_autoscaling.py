@@ -113,11 +113,12 @@ class Stack:
         self.template = tmp_path / "asg.yaml"
         self.template.write_text(TEMPLATE)
 
-    def apply(self, check_mode: bool = False, **parameters: Any) -> dict[str, Any]:
+    def apply(self, check_mode: bool = False, lock_timeout: float = 0, **parameters: Any) -> dict[str, Any]:
         store = open_store(self.url)
         try:
             return apply_stack(store, ApplyRequest(name="w", template=str(self.template), parameters=parameters,
-                                                   existing=True, check_mode=check_mode), "job").as_dict()
+                                                   existing=True, check_mode=check_mode,
+                                                   lock_timeout=lock_timeout), "job").as_dict()
         finally:
             store.close()
 
@@ -221,9 +222,9 @@ def test_a_signal_within_the_cooldown_changes_nothing(stack: Stack) -> None:
     assert stack.signal("down")["changed"] is False
 
 
-def test_signals_sent_at_once_take_turns_and_the_cooldown_lets_one_through(stack: Stack) -> None:
-    stack.apply(cooldown=0)
-    # One signal resizes the group; its cooldown (the group's, now 600) refuses the rest.
+def test_twenty_signals_and_an_apply_at_once_take_turns_and_the_cooldown_lets_one_signal_through(
+        stack: Stack) -> None:
+    # The policy's cooldown (600 s) starts with the signal that resizes the group.
     stack.template.write_text(TEMPLATE.replace("scaling_adjustment: 1\n", "scaling_adjustment: 1\n      cooldown: 600\n"))
     stack.apply(cooldown=0)
     results: list[dict[str, Any]] = []
@@ -234,14 +235,27 @@ def test_signals_sent_at_once_take_turns_and_the_cooldown_lets_one_through(stack
         with lock:
             results.append(outcome)
 
-    senders = [threading.Thread(target=send) for _sender in range(6)]
-    for sender in senders:
-        sender.start()
-    for sender in senders:
-        sender.join()
-    assert sorted(r["changed"] for r in results) == [False] * 5 + [True], results
-    assert all("due to cooldown" in r["msg"] for r in results if not r["changed"])
-    assert len(stack.members()) == 3
+    def update() -> None:
+        outcome = stack.apply(value="two", lock_timeout=60)
+        with lock:
+            results.append({**outcome, "apply": True})
+
+    jobs = [threading.Thread(target=send) for _sender in range(20)] + [threading.Thread(target=update)]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    applied = [r for r in results if r.get("apply")]
+    signals = [r for r in results if not r.get("apply")]
+    assert len(applied) == 1 and applied[0]["stack_status"] == "UPDATE_COMPLETE", applied
+    # Every signal got its answer: one resized the group, the others met its cooldown.
+    assert len(signals) == 20 and sorted(r["changed"] for r in signals) == [False] * 19 + [True], signals
+    assert all("due to cooldown" in r["msg"] for r in signals if not r["changed"])
+    # Heat's rules in the order the lock gave: an update after the signal puts the group
+    # back to desired_capacity (2); a signal after the update grows it to 3.
+    signal_last = "scaled" in stack.revisions()[-1].definition
+    assert stack.members() and {value for _name, value in stack.members()} == {"two"}
+    assert len(stack.members()) == (3 if signal_last else 2)
 
 
 def test_check_mode_previews_the_new_member_and_writes_nothing(stack: Stack) -> None:
