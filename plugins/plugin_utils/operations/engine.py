@@ -58,8 +58,8 @@ from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
 from ..resources.runtime import ScaleStep
 from .locks import record_takeover
-from .scale import (ScaleSignal, confined_to_groups, keep_heats_statuses, plan_reason, scale_step,
-                    statuses_before)
+from .scale import (ScaleSignal, confined_to_groups, keep_heats_statuses, plan_reason, record_signal_event,
+                    scale_step, statuses_before)
 from .settings import (
     StackSettings,
     check_tags,
@@ -403,8 +403,9 @@ def _run_locked(
             # A failed stack waits at no hook (Heat: CREATE_FAILED, the resource that
             # was paused stays INIT_COMPLETE): nothing is left to clear.
             settle_hooks(store, failed, end_stepping=status == "COMPLETE")
-        if before is not None and status == "COMPLETE":
+        if before is not None and request.scale is not None and status == "COMPLETE":
             keep_heats_statuses(store, before)
+            record_signal_event(store, stack, request.scale)
         listed = list_resources(store, stack.id, EVERY_LEVEL)
         store.finish_revision(stack.id, revision, status, failed.status_reason, outcome_from(listed))
         if status == "FAILED" and request.rollback_on_failure:

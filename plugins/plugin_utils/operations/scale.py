@@ -40,6 +40,11 @@ def is_scaling_policy(state: Any) -> bool:
     return cls is not None and getattr(cls, "scales_a_group", False)
 
 
+def is_scaling_group(state: Any) -> bool:
+    cls = resource_class(state.implementation or state.type)
+    return cls is not None and issubclass(cls, AutoScalingGroup)
+
+
 def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[str, ScaleStep]:
     """The group the policy scales (its path) and the size it gets; NoScaling when
     Heat's ``adjust`` would do nothing."""
@@ -67,9 +72,7 @@ def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[s
 def _group_by_reference(rows: list[StoredResource], reference: str) -> StoredResource | None:
     """Heat's ``resource_by_refid``: the group whose get_resource is ``reference``."""
     for row in rows:
-        cls = resource_class(row.state.implementation or row.state.type)
-        if cls is not None and issubclass(cls, AutoScalingGroup) and reference in (
-                row.state.nested_stack_id, row.state.physical_id):
+        if is_scaling_group(row.state) and reference in (row.state.nested_stack_id, row.state.physical_id):
             return row
     return None
 
@@ -80,9 +83,9 @@ def plan_reason(step: ScaleStep) -> str:
 
 
 def record_signal_event(store: Store, stack: StackRecord, signal: ScaleSignal) -> None:
-    """The policy's SIGNAL event, once its group has the new size (Heat's)."""
-    current = store.find_stack(stack.name) or stack
-    found = find_resource(store, current, signal.policy)
+    """The policy's SIGNAL event, once its group has the new size (Heat's); written
+    by the run that resized it, under the stack's lease."""
+    found = find_resource(store, stack, signal.policy)
     state = found.stored.state
     store.add_event(found.stack_id, state.name, "SIGNAL", state.status,
                     signal_details(signal.data), state.physical_id)
@@ -96,8 +99,7 @@ def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any
     steps = {}
     for row in store.resources(stack.id):
         state = row.state
-        cls = resource_class(state.implementation or state.type)
-        if cls is None or not issubclass(cls, AutoScalingGroup) or state.name not in outcome:
+        if not is_scaling_group(state) or state.name not in outcome:
             continue
         prefix = f"{state.name}/"
         then = sum(1 for path, entry in outcome.items()

@@ -19,13 +19,13 @@ from typing import Any
 
 from ..adapters.views import resource_entry
 from ..errors import HotplayError, StackNotFound
+from ..resources.autoscaling import NoScaling
 from ..resources.base import resource_class
 from ..resources.wait_condition import SignalRefused, WaitConditionHandleBase, record_signal
 from ..store.base import Store
 from .engine import ApplyRequest, apply_stack
 from .health import find_resource
-from ..resources.autoscaling import NoScaling
-from .scale import ScaleSignal, is_scaling_policy, record_signal_event
+from .scale import ScaleSignal, is_scaling_policy
 
 # Heat's Resource.no_signal_actions.
 NO_SIGNAL_ACTIONS = ("SUSPEND", "DELETE")
@@ -97,7 +97,4 @@ def _scale(store: Store, request: SignalRequest, entry: dict[str, Any]) -> dict[
         applied = apply_stack(store, apply, request.holder, request.progress)
     except NoScaling as nothing:
         return {"changed": False, "resource": entry, "msg": str(nothing)}
-    result = applied.as_dict()
-    if not (applied.failed or request.check_mode) and applied.stack is not None:
-        record_signal_event(store, applied.stack, signal)
-    return {**result, "resource": entry}
+    return {**applied.as_dict(), "resource": entry}
