@@ -35,14 +35,17 @@ HOST = "127.0.0.1"
 REGION = "RegionOne"
 PORTS = {"keystone": 42700, "nova": 42701, "neutron": 42702, "glance": 42703,
          "placement": 42704, "cinder": 42705, "rabbit": 42706, "rabbit_dist": 42707,
-         "epmd": 42708}
+         "epmd": 42708, "swift": 42709, "swift-account": 42710, "swift-container": 42711,
+         "swift-object": 42712}
 # The test cloud's passwords: it listens on 127.0.0.1 only and lives for one test run.
 ADMIN_PASSWORD = "hotplay-admin"
 SERVICE_PASSWORD = "hotplay-service"
 # A project of its own with a member user (clouds.yaml entry hotplay-demo): the admin
 # project owns the external network, so Nova never finds it the only network there.
 DEMO_PASSWORD = "hotplay-demo"
-SERVICES = ("nova", "neutron", "glance", "placement", "cinder")
+SERVICES = ("nova", "neutron", "glance", "placement", "cinder", "swift")
+# Swift's storage servers (one node, one replica, a directory for its disk).
+SWIFT_STORES = ("account", "container", "object")
 DATABASES = ("keystone", "nova_api", "nova_cell0", "nova", "neutron", "glance",
              "placement", "cinder")
 VENV = Path(sys.executable).parent
@@ -301,6 +304,7 @@ def write_configs(cloud: Cloud) -> None:
             "oslo_concurrency": lock,
         },
     }
+    configs.update(swift_configs(cloud))
     for path, sections in configs.items():
         target = cloud.etc / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -309,6 +313,56 @@ def write_configs(cloud: Cloud) -> None:
         shutil.copy(VENV.parent / f"etc/{service}/api-paste.ini", cloud.etc / service)
     shutil.copy(VENV.parent / "etc/cinder/resource_filters.json", cloud.etc / "cinder")
     shutil.copy(VENV.parent / "etc/glance/glance-api-paste.ini", cloud.etc / "glance")
+
+
+def swift_configs(cloud: Cloud) -> dict[str, dict[str, dict[str, object]]]:
+    """Swift as one node: a proxy with Keystone's authentication, temporary URLs
+    (Heat's TEMP_URL_SIGNAL and SwiftSignalHandle) and the legacy object versioning
+    that Heat's signal containers use (``X-Versions-Location``); the account,
+    container and object servers on a directory of ``data/swift``.  Every server
+    runs in one process (``workers = 0``, eventlet's green threads)."""
+    common_options: dict[str, object] = {
+        "bind_ip": HOST, "workers": 0, "swift_dir": cloud.etc / "swift",
+        "devices": cloud.data / "swift", "mount_check": False, "log_level": "WARNING"}
+    configs = {"swift/swift.conf": {
+        "swift-hash": {"swift_hash_path_suffix": "hotplay-test-cloud"},
+        "storage-policy:0": {"name": "Policy-0", "default": "yes"}}}
+    for store in SWIFT_STORES:
+        configs[f"swift/{store}-server.conf"] = {
+            "DEFAULT": {**common_options, "bind_port": PORTS[f"swift-{store}"]},
+            "pipeline:main": {"pipeline": f"{store}-server"},
+            f"app:{store}-server": {"use": f"egg:swift#{store}", "allow_versions": "true"}}
+    configs["swift/proxy-server.conf"] = {
+        "DEFAULT": {**common_options, "bind_port": PORTS["swift"], "log_level": "INFO"},
+        # dlo is one Swift adds itself; named here, its place is stated, not warned of.
+        "pipeline:main": {"pipeline": "catch_errors gatekeeper healthcheck proxy-logging listing_formats "
+                                      "tempurl authtoken keystoneauth copy dlo versioned_writes "
+                                      "proxy-logging proxy-server"},
+        "app:proxy-server": {"use": "egg:swift#proxy", "account_autocreate": "true"},
+        **{f"filter:{name}": {"use": f"egg:swift#{name}"} for name in (
+            "catch_errors", "gatekeeper", "healthcheck", "listing_formats", "tempurl", "copy", "dlo")},
+        "filter:proxy-logging": {"use": "egg:swift#proxy_logging"},
+        "filter:versioned_writes": {"use": "egg:swift#versioned_writes", "allow_versioned_writes": "true"},
+        # delay_auth_decision: a request with no token (a temporary URL's) goes on to
+        # keystoneauth, which lets tempurl's signature authorise it.
+        "filter:authtoken": {"paste.filter_factory": "keystonemiddleware.auth_token:filter_factory",
+                             "delay_auth_decision": "true", **authtoken(cloud, "swift")},
+        "filter:keystoneauth": {"use": "egg:swift#keystoneauth", "operator_roles": "admin, member"},
+    }
+    return configs
+
+
+def build_swift_rings(cloud: Cloud) -> None:
+    """One device per ring, on ``data/swift/d1``; 2^6 partitions, one replica."""
+    from swift.common.ring import RingBuilder  # the cloud venv's Swift
+
+    (cloud.data / "swift/d1").mkdir(parents=True, exist_ok=True)
+    for store in SWIFT_STORES:
+        builder = RingBuilder(6, 1, 1)
+        builder.add_dev({"region": 1, "zone": 1, "ip": HOST, "port": PORTS[f"swift-{store}"],
+                         "device": "d1", "weight": 1})
+        builder.rebalance()
+        builder.get_ring().save(str(cloud.etc / "swift" / f"{store}.ring.gz"))
 
 
 # --- the database and the broker ---------------------------------------------------------
@@ -446,8 +500,17 @@ def start_services(cloud: Cloud) -> None:
     for part in ("scheduler", "volume"):
         cloud.spawn(f"cinder-{part}", [str(VENV / f"cinder-{part}"), cinder_conf,
                                        f"--log-file={cloud.log / f'cinder-{part}.log'}"])
-    for name in ("placement", "nova", "neutron", "glance", "cinder"):
+    start_swift(cloud)
+    for name in ("placement", "nova", "neutron", "glance", "cinder", "swift"):
         wait_for_api(cloud, name)
+
+
+def start_swift(cloud: Cloud) -> None:
+    build_swift_rings(cloud)
+    for store in (*SWIFT_STORES, "proxy"):
+        name = "swift" if store == "proxy" else f"swift-{store}"
+        # -v: the servers' log (the proxy's access lines among it) on their output.
+        cloud.spawn(name, [str(VENV / f"swift-{store}-server"), str(cloud.etc / f"swift/{store}-server.conf"), "-v"])
 
 
 # --- what the cloud holds at start -------------------------------------------------------
@@ -471,7 +534,7 @@ def register_services(cloud: Cloud) -> None:
     roles = [conn.identity.find_role(name) for name in ("admin", "service")]
     catalog = {"nova": ("compute", "/v2.1"), "neutron": ("network", ""),
                "glance": ("image", ""), "placement": ("placement", ""),
-               "cinder": ("block-storage", "/v3")}
+               "cinder": ("block-storage", "/v3"), "swift": ("object-store", "/v1/AUTH_%(project_id)s")}
     for name in SERVICES:
         user = conn.identity.find_user(name) or conn.identity.create_user(
             name=name, password=SERVICE_PASSWORD, domain_id="default")

@@ -189,12 +189,9 @@ def test_wait_for_hooks_cleared_by_another_ansible_playbook(run_tasks, tmp_path,
     assert waited["stack_status"] == "CREATE_COMPLETE" and waited["hooks_pending"] == []
 
 
-def test_an_approval_given_after_the_waiting_run_was_killed_is_kept(run_tasks, tmp_path, store_url):
-    """A job killed while it waits at a breakpoint: the hook cleared afterwards (the
-    approval) holds for the rerun of the same task; the killed job's revision,
-    which no run will finish, is recorded FAILED, not left IN_PROGRESS for ever."""
-    template = str(write_template(tmp_path, "chain.yaml", CHAIN))
-    breakpoints = [{"resource": "b", "hook": ["pre-create"]}]
+def killed_at_its_breakpoint(template: str, store_url: str, tmp_path: Path, breakpoints: list) -> None:
+    """An ansible-playbook waiting at a breakpoint (``wait_for_hooks``), SIGKILLed
+    with all its processes once its hook is pending."""
     play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
         {"hotplay.stacks.stack": {"name": "hooked", "template": template, "store": store_url,
                                   "breakpoints": breakpoints, "wait_for_hooks": 300}},
@@ -217,6 +214,15 @@ def test_an_approval_given_after_the_waiting_run_was_killed_is_kept(run_tasks, t
     finally:
         kill_tree(waiting.pid)
         waiting.wait(timeout=30)
+
+
+def test_an_approval_given_after_the_waiting_run_was_killed_is_kept(run_tasks, tmp_path, store_url):
+    """A job killed while it waits at a breakpoint: the hook cleared afterwards (the
+    approval) holds for the rerun of the same task; the killed job's revision,
+    which no run will finish, is recorded FAILED, not left IN_PROGRESS for ever."""
+    template = str(write_template(tmp_path, "chain.yaml", CHAIN))
+    breakpoints = [{"resource": "b", "hook": ["pre-create"]}]
+    killed_at_its_breakpoint(template, store_url, tmp_path, breakpoints)
     approved = run_tasks([hook("cleared", action="clear")], name="approval")
     assert approved.results["cleared"]["hooks"] == [{"resource": "b", "hook": "pre-create"}]
     rerun = run_tasks([stack("again", template, breakpoints=breakpoints),
@@ -226,6 +232,31 @@ def test_an_approval_given_after_the_waiting_run_was_killed_is_kept(run_tasks, t
     assert again["stack_status"] == "UPDATE_COMPLETE" and again["hooks_pending"] == [], again
     revisions = rerun.results["info"]["stack"]["revisions"]
     assert [(r["revision"], r["status"]) for r in revisions] == [(1, "FAILED"), (2, "COMPLETE")]
+
+
+def test_the_hook_of_a_killed_run_is_not_pending_after_the_next_run_goes_past_it(run_tasks, tmp_path, store_url):
+    """Issue 40, item 9: a job killed while it waits at a breakpoint, then the same
+    stack applied with no breakpoint: the resource is made, and the hook list (the
+    run's ``hooks_pending``, stack_hook's list, the store) no longer shows the killed
+    run's hook as pending; the same breakpoint asked again pauses once, not twice."""
+    template = str(write_template(tmp_path, "chain.yaml", CHAIN))
+    breakpoints = [{"resource": "b", "hook": ["pre-create"]}]
+    killed_at_its_breakpoint(template, store_url, tmp_path, breakpoints)
+    assert run_tasks([hook("listed")], name="listed").results["listed"]["hooks"] == [
+        {"resource": "b", "hook": "pre-create"}]  # pending while no run has gone past it
+
+    after = run_tasks([stack("past", template), hook("listed")], name="past").results
+    assert after["past"]["stack_status"] == "UPDATE_COMPLETE", after["past"].get("msg")
+    assert statuses(after["past"])["b"] == "CREATE_COMPLETE" and after["past"]["hooks_pending"] == []
+    assert after["listed"]["hooks"] == []
+    assert store_rows(store_url, "SELECT count(*) FROM hooks WHERE status = 'PENDING'")[0][0] == 0
+
+    # A breakpoint on a resource that is made already: a create hook never fires again.
+    again = run_tasks([stack("again", template, parameters={"value": "v2"},
+                             breakpoints=[{"resource": "b", "hook": ["pre-update"]}]),
+                       hook("listed")], name="again").results
+    assert again["again"]["hooks_pending"] == [{"resource": "b", "hook": "pre-update"}], again["again"]
+    assert again["listed"]["hooks"] == [{"resource": "b", "hook": "pre-update"}]
 
 
 def test_a_killed_runs_revision_is_recorded_failed_when_another_definition_follows(

@@ -15,6 +15,10 @@ in the order they came, when read.
 There is no Heat API to signal: a handle's ``curl_cli``, ``endpoint`` and ``token`` are
 null and its ``signal`` is ``null`` (Heat's value for the transports it gives no
 credentials for); ``NO_SIGNAL`` signals itself at each look, as Heat's does.
+``TEMP_URL_SIGNAL`` is Heat's, on the stack's cloud's Swift: the handle's ``signal``
+is ``{"alarm_url": <a Swift temporary URL>}``, the sender PUTs its signal there, and
+the waiting run takes each signal object from Swift into the handle's signals (and
+deletes it, as Heat's ``_service_swift_signal``), then merges them as any other.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL"
 # How often a waiting wait condition reads its handle's signals (Heat checks a
 # creating resource with a growing interval; the store is cheap to read).
 POLL_SECONDS = 0.5
+# Heat's resource data of a TEMP_URL_SIGNAL handle: its signal object and URL.
+SWIFT_OBJECT, SWIFT_URL = "swift_signal_object_name", "swift_signal_url"
 
 
 class SignalRefused(ResourceFailure):
@@ -127,6 +133,10 @@ class WaitConditionHandleBase(Resource):
         """NO_SIGNAL: each look at the handle's status signals it once (Heat)."""
         return False
 
+    def take_signals(self, state: ResourceState) -> None:
+        """Before each look at the handle's signals: take in those its transport
+        holds elsewhere (Swift's, for TEMP_URL_SIGNAL).  Default: none."""
+
 
 @register
 class HeatWaitConditionHandle(WaitConditionHandleBase):
@@ -169,9 +179,59 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
     def signals_itself(self, state: ResourceState) -> bool:
         return state.properties.get("signal_transport") == "NO_SIGNAL"
 
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        made = super().handle_create(properties)
+        if properties.get("signal_transport") != "TEMP_URL_SIGNAL":
+            return made
+        # Heat's object: the handle's physical resource name, in the container named
+        # by the stack's id; noted before it is made, for a killed run's successor.
+        obj = self.runtime.physical_name(self.name)
+        self.runtime.note_data(self.name, SWIFT_OBJECT, obj)
+        url = self._swift().signal_url(self.runtime.cloud, self.runtime.stack_id, obj)
+        return Outcome(made.physical_id, {SWIFT_OBJECT: obj, SWIFT_URL: url})
+
+    def handle_delete(self, current: ResourceState) -> None:
+        """Heat's ``_delete_swift_signal_url`` too: every version of the signal
+        object, then the container when nothing is left in it."""
+        super().handle_delete(current)
+        obj = current.data.get(SWIFT_OBJECT)
+        if obj:
+            swift, cloud, container = self._swift(), self.runtime.cloud, self.runtime.stack_id
+            for _version in swift.signal_objects(cloud, container, obj) or []:
+                swift.delete_object(cloud, container, obj)  # Swift brings the previous version back
+            swift.delete_container(cloud, container)
+
+    def take_signals(self, state: ResourceState) -> None:
+        """Heat's ``_service_swift_signal``: each signal object PUT to the handle's
+        temporary URL becomes a signal of the handle (checked and merged as one sent
+        by ``stack_signal``), then the object goes."""
+        obj = state.data.get(SWIFT_OBJECT)
+        if not obj or state.properties.get("signal_transport") != "TEMP_URL_SIGNAL":
+            return
+        swift, cloud, container = self._swift(), self.runtime.cloud, self.runtime.stack_id
+        taken = swift.read_signals(cloud, container, swift.signal_objects(cloud, container, obj) or [])
+        for _name, body in taken:
+            try:
+                record_signal(self.runtime.store, self.runtime.stack_id, state, type(self), body)
+            except SignalRefused:
+                pass  # Heat's handle_signal refuses it: the object goes all the same
+        names = [name for name, _body in taken]
+        for name in [n for n in names if n != obj] + [n for n in names if n == obj]:
+            swift.delete_object(cloud, container, name)
+
+    @staticmethod
+    def _swift() -> Any:
+        # Imported when a handle uses Swift: most stacks never load the OpenStack types.
+        from .openstack import swift  # pylint: disable=import-outside-toplevel
+
+        return swift
+
     def attribute(self, state: ResourceState, name: str) -> Any:
         if name == "signal":
-            # Heat's _get_signal: {} for NO_SIGNAL; no transport here gives credentials.
+            # Heat's _get_signal: {} for NO_SIGNAL, the temporary URL for
+            # TEMP_URL_SIGNAL; no other transport here gives credentials.
+            if state.data.get(SWIFT_URL):
+                return json.dumps({"alarm_url": state.data[SWIFT_URL]})
             return "{}" if self.signals_itself(state) else "null"
         if name in ("token", "endpoint", "curl_cli"):
             return None  # Heat's API is not there to signal (module docstring)
@@ -304,6 +364,7 @@ class HeatWaitCondition(Resource):
                                 "WaitConditionTimeout")
             if handler.signals_itself(handle):
                 record_signal(self.runtime.store, self.runtime.stack_id, handle, type(handler), {})
+            handler.take_signals(handle)
             merged = handler.merged(self._signals(handle))
             statuses = handler.statuses(merged)
             if any(status != SUCCESS for status in statuses):

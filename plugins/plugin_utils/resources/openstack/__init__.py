@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """OpenStack's resource types, native: classes that call the cloud's APIs in the
 controller's process through openstacksdk, holding the cloud's ids as physical
-ids.  One module per service (``neutron``, ``nova``, ``cinder``, ``glance``),
+ids.  One module per service (``neutron``, ``nova``, ``cinder``, ``glance``,
+``swift``),
 each imported when a template first names one of its types; and what they
 share: the run's session with its cloud (``session``: one authenticated
 connection per cloud per run, a bound on calls in flight), shared status polls
@@ -27,6 +28,8 @@ TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
              "OS::Nova::Flavor"),
     "cinder": ("OS::Cinder::Volume", "OS::Cinder::VolumeAttachment"),
     "glance": ("OS::Glance::WebImage",),
+    "swift": ("OS::Swift::Container", "AWS::S3::Bucket", "OS::Heat::SwiftSignalHandle",
+              "OS::Heat::SwiftSignal"),
 }
 
 register_deferred(__name__, TYPES_BY_MODULE)

@@ -32,6 +32,7 @@ run, shared by every resource of the run (nested stacks included).
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -279,6 +280,62 @@ class CloudSession:
         if not response.content:
             return None
         return response.json()
+
+    def object_request(self, method: str, path: str, headers: Mapping[str, str] | None = None,
+                       data: bytes | None = None, params: Mapping[str, str] | None = None) -> ObjectAnswer:
+        """One call to the object store (Swift), whose bodies are bytes and whose
+        metadata are headers: ``path`` is below the account's URL (``/container``,
+        ``/container/object``; ``""`` is the account).  Raises ``CloudFailure`` for an
+        error answer, as ``request`` does."""
+        proxy, slots = self._proxy("object_store")
+        with slots:
+            self.calls[f"{method} object_store"] += 1
+            try:
+                response = proxy.request(path or "/", method, headers=dict(headers or {}), data=data,
+                                         params=params, raise_exc=False, timeout=self._time_left())
+            except Cancelled:
+                raise
+            except Exception as failure:  # noqa: BLE001 - keystoneauth's connection errors
+                self._time_left()
+                raise CloudFailure(f"{method} {path}: {_without_secrets(failure)}") from None
+        if response.status_code >= 400:
+            request_id = (getattr(response, "headers", None) or {}).get("x-openstack-request-id") or ""
+            message = (response.text or "").strip() or str(response.reason or f"HTTP {response.status_code}")
+            raise CloudFailure(message, response.status_code, str(request_id))
+        return ObjectAnswer(response.status_code, {k.lower(): v for k, v in response.headers.items()},
+                            bytes(response.content or b""))
+
+    def endpoint(self, service: str) -> str:
+        """The URL of ``service`` (``object_store``: the project's account) as the
+        catalog gives it to this session."""
+        proxy, _slots = self._proxy(service)
+        return str(self._timed(proxy.get_endpoint)).rstrip("/")
+
+    def identity_names(self) -> tuple[str, str]:
+        """(project name, user name) of the session's login (Heat's context's
+        ``project_name`` and ``username``)."""
+        with self._lock:
+            connection = self._connect()
+        access = self._timed(lambda: connection.session.auth.get_access(connection.session))
+        return str(access.project_name), str(access.username)
+
+    def has_service(self, service_type: str) -> bool:
+        """Whether the cloud's catalog has ``service_type`` (``object-store``) for
+        this session."""
+        with self._lock:
+            connection = self._connect()
+        return bool(self.remember(("has_service", service_type),
+                                  lambda: self._timed(lambda: connection.has_service(service_type))))
+
+
+class ObjectAnswer:
+    """The object store's answer: status, headers (lower-case names), body."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, dict(headers), body
+
+    def json(self) -> Any:
+        return json.loads(self.body.decode() or "null")
 
 
 def _error_message(response: Any) -> str:
