@@ -19,6 +19,10 @@ credentials for); ``NO_SIGNAL`` signals itself at each look, as Heat's does.
 is ``{"alarm_url": <a Swift temporary URL>}``, the sender PUTs its signal there, and
 the waiting run takes each signal object from Swift into the handle's signals (and
 deletes it, as Heat's ``_service_swift_signal``), then merges them as any other.
+``TOKEN_SIGNAL`` (Heat's default, for its API) goes through Swift the same way when
+the task names a cloud whose catalog has Swift: ``endpoint`` is the temporary URL,
+``curl_cli`` a PUT to it, ``token`` empty, so that a template's servers that run
+``curl_cli`` signal unchanged.
 """
 
 from __future__ import annotations
@@ -181,7 +185,7 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         made = super().handle_create(properties)
-        if properties.get("signal_transport") != "TEMP_URL_SIGNAL":
+        if not self._through_swift(properties):
             return made
         # Heat's object: the handle's physical resource name, in the container named
         # by the stack's id; noted before it is made, for a killed run's successor.
@@ -206,7 +210,7 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
         temporary URL becomes a signal of the handle (checked and merged as one sent
         by ``stack_signal``), then the object goes."""
         obj = state.data.get(SWIFT_OBJECT)
-        if not obj or state.properties.get("signal_transport") != "TEMP_URL_SIGNAL":
+        if not obj:
             return
         swift, cloud, container = self._swift(), self.runtime.cloud, self.runtime.stack_id
         taken = swift.read_signals(cloud, container, swift.signal_objects(cloud, container, obj) or [])
@@ -219,6 +223,17 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
         for name in [n for n in names if n != obj] + [n for n in names if n == obj]:
             swift.delete_object(cloud, container, name)
 
+    def _through_swift(self, properties: Mapping[str, Any]) -> bool:
+        """TEMP_URL_SIGNAL; and TOKEN_SIGNAL (Heat's default, which needs Heat's API)
+        when the task names a cloud whose catalog has Swift: its ``curl_cli`` then
+        PUTs to a temporary URL, so that a template's servers signal unchanged."""
+        transport = properties.get("signal_transport")
+        if transport == "TEMP_URL_SIGNAL":
+            return True
+        cloud = self.runtime.cloud
+        return transport == "TOKEN_SIGNAL" and getattr(cloud, "cloud", None) is not None \
+            and bool(cloud.has_service("object-store"))
+
     @staticmethod
     def _swift() -> Any:
         # Imported when a handle uses Swift: most stacks never load the OpenStack types.
@@ -227,12 +242,17 @@ class HeatWaitConditionHandle(WaitConditionHandleBase):
         return swift
 
     def attribute(self, state: ResourceState, name: str) -> Any:
+        url = state.data.get(SWIFT_URL)
+        temp_url = state.properties.get("signal_transport") == "TEMP_URL_SIGNAL"
         if name == "signal":
             # Heat's _get_signal: {} for NO_SIGNAL, the temporary URL for
             # TEMP_URL_SIGNAL; no other transport here gives credentials.
-            if state.data.get(SWIFT_URL):
-                return json.dumps({"alarm_url": state.data[SWIFT_URL]})
+            if url and temp_url:
+                return json.dumps({"alarm_url": url})
             return "{}" if self.signals_itself(state) else "null"
+        if url and not temp_url and name in ("token", "endpoint", "curl_cli"):
+            # TOKEN_SIGNAL through Swift: a PUT to the temporary URL needs no token.
+            return {"token": "", "endpoint": url, "curl_cli": f"curl -i -X PUT '{url}'"}[name]
         if name in ("token", "endpoint", "curl_cli"):
             return None  # Heat's API is not there to signal (module docstring)
         return super().attribute(state, name)

@@ -44,6 +44,7 @@ class FakeSwift:
     """One Swift account: containers of objects, legacy versioning, account metadata."""
 
     project_id = PROJECT
+    cloud = "fake"  # the task's clouds.yaml entry
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -61,6 +62,9 @@ class FakeSwift:
 
     def remember(self, key: Any, compute: Any) -> Any:
         return compute()
+
+    def has_service(self, service_type: str) -> bool:
+        return service_type == "object-store"
 
     def login(self) -> None:
         pass
@@ -393,3 +397,97 @@ def test_the_account_key_is_made_once_and_signs_each_url(cloud: FakeSwift) -> No
         query = parse_qs(urlparse(url).query)
         assert query["temp_url_expires"] == [str(2**31 - 1 - 60)]
         assert url.startswith(f"{ACCOUNT}/c/{obj}?temp_url_sig=")
+
+
+NATIVE_WAIT = """\
+heat_template_version: 2013-05-23
+resources:
+  wait_condition:
+    type: OS::Heat::WaitCondition
+    properties: {handle: {get_resource: wait_handle}, count: 5, timeout: 20}
+  wait_handle:
+    type: OS::Heat::WaitConditionHandle
+outputs:
+  curl_cli: {value: {get_attr: [wait_handle, curl_cli]}}
+  endpoint: {value: {get_attr: [wait_handle, endpoint]}}
+  token: {value: {get_attr: [wait_handle, token]}}
+  signal: {value: {get_attr: [wait_handle, signal]}}
+  wc_data: {value: {get_attr: [wait_condition, data]}}
+"""
+
+
+def test_heats_default_transport_signals_through_swift_where_the_cloud_has_it(
+        cloud: FakeSwift, store_url: str, tmp_path: Path) -> None:
+    """hot/native_waitcondition.yaml's signals (TOKEN_SIGNAL, Heat's default): its
+    ``curl_cli`` PUTs to a temporary URL, so the server's script runs unchanged."""
+    def send() -> None:
+        (container,) = cloud.containers
+        obj = next(iter(cloud.containers[container]["objects"]))
+        url = swift.temp_url(cloud, container, obj)  # type: ignore[arg-type]
+        for body in ('{"status": "SUCCESS"}', '{"status": "SUCCESS", "reason": "signal2"}',
+                     '{"status": "SUCCESS", "reason": "signal3", "data": "data3"}',
+                     '{"status": "SUCCESS", "reason": "signal4", "data": "data4"}',
+                     '{"status": "SUCCESS", "id": "5"}', '{"status": "SUCCESS", "id": "5"}'):
+            cloud.put_signal(url, body)
+
+    def objects_made() -> bool:
+        return bool(cloud.containers) and "x-account-meta-temp-url-key" in cloud.meta
+
+    thread = threading.Thread(target=lambda: (_until(objects_made), send()))
+    thread.start()
+    made = _apply(store_url, _write(tmp_path, NATIVE_WAIT))
+    thread.join()
+    assert made["stack_status"] == "CREATE_COMPLETE", made["stack_status_reason"]
+    outputs = made["outputs"]
+    assert outputs["curl_cli"] == f"curl -i -X PUT '{outputs['endpoint']}'" and outputs["token"] == ""
+    assert outputs["endpoint"].startswith(ACCOUNT + "/") and outputs["signal"] == "null"
+    assert json.loads(outputs["wc_data"]) == {"1": None, "2": None, "3": "data3", "4": "data4", "5": None}
+
+
+def test_without_a_named_cloud_heats_default_transport_gives_no_command(
+        cloud: FakeSwift, store_url: str, tmp_path: Path) -> None:
+    cloud.cloud = None  # type: ignore[assignment]  # openstacksdk's own choice: not asked
+    store = open_store(store_url)
+    try:
+        thread = threading.Thread(target=lambda: (_until(lambda: _waiting(store_url)), _signal_wait(store_url)))
+        thread.start()
+        made = apply_stack(store, ApplyRequest(name="s", template=str(_write(tmp_path, NATIVE_WAIT))),
+                           "job").as_dict()
+        thread.join()
+    finally:
+        store.close()
+    assert made["stack_status"] == "CREATE_COMPLETE", made["stack_status_reason"]
+    assert (made["outputs"]["curl_cli"], made["outputs"]["endpoint"]) == (None, None)
+    assert cloud.containers == {} and cloud.sent == []
+
+
+def _until(condition: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    time.sleep(0.3)
+
+
+def _waiting(url: str) -> bool:
+    store = open_store(url)
+    try:
+        stack = store.find_stack("s")
+        return stack is not None and any(
+            r.state.name == "wait_condition" and r.state.status == "IN_PROGRESS" for r in store.resources(stack.id))
+    finally:
+        store.close()
+
+
+def _signal_wait(url: str) -> None:
+    from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.signal import (  # pylint: disable=import-outside-toplevel
+        SignalRequest,
+        signal_resource,
+    )
+
+    store = open_store(url)
+    try:
+        for number in range(5):
+            signal_resource(store, SignalRequest("s", "wait_handle", {"id": str(number)}))
+    finally:
+        store.close()
