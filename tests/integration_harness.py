@@ -29,6 +29,21 @@ def load() -> ModuleType:
     return module
 
 
+def helper(name: str) -> ModuleType:
+    """A helper module of tests/integration (``processes``: killing a job's whole
+    tree), loaded once, for the other test folders."""
+    key = f"integration_{name}"
+    loaded = sys.modules.get(key)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(key, _INTEGRATION.parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def optional_folder(variable: str, shared_name: str) -> Path | None:
     """A folder of others' files the project does not ship (a corpus, a checkout):
     the environment variable ``variable`` when set (asked for by name: a missing

@@ -16,7 +16,11 @@ in the shape of servers_in_new_neutron_net and hello_world always runs natively
 
 from __future__ import annotations
 
+import base64
 import json
+import subprocess
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -325,3 +329,80 @@ def test_an_autoscaling_group_scales_by_signal_rolls_and_is_deleted(
                                                                  "cloud": project.name}})
     project.stacks.remove(stack)
     assert leftovers(project) == []
+
+
+def test_native_waitcondition_is_released_by_its_servers_own_script(
+        heat_templates: Path, project: Project, run_tasks: Any, conn: Any) -> None:
+    """hot/native_waitcondition.yaml unchanged (Heat's default TOKEN_SIGNAL handle): its
+    server's user_data, run by the test as cloud-init would run it (the fake virt
+    driver runs none), signals six times through ``curl_cli``, a PUT to a Swift
+    temporary URL; the wait completes with Heat's data (the duplicate id 5 counts
+    once); a flavor change is previewed then made in place; the delete leaves
+    nothing, in Swift either."""
+    template = heat_templates / "hot/native_waitcondition.yaml"
+    stack = f"wc-{uuid.uuid4().hex[:6]}"
+    given = {**image_and_flavor(project), "key_name": project.keypair, "timeout": 300}
+    project.stacks.append(stack)
+    created: dict[str, Any] = {}
+    applying = threading.Thread(target=lambda: created.update(
+        apply(project, run_tasks, stack, template, "created", given)))
+    applying.start()
+    try:
+        server = _active_server(conn, f"{stack}-instance1-")
+        script = base64.b64decode(server.user_data).decode()
+        ran = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=120, check=False)
+        assert ran.returncode == 0 and ran.stdout.count(" 201 ") == 6, ran.stdout + ran.stderr
+    finally:
+        applying.join(timeout=600)
+    assert created["stack"]["status"] == "CREATE_COMPLETE", created.get("msg")
+    outputs = created["outputs"]
+    assert json.loads(outputs["wc_data"]) == {"1": None, "2": None, "3": "data3", "4": "data4", "5": None}
+    assert outputs["curl_cli"].startswith("curl -i -X PUT 'http")
+
+    changed = {**given, "flavor": BIGGER_FLAVOR}
+    preview = apply(project, run_tasks, stack, template, "preview", changed, check_mode=True)
+    assert preview["plan"]["updated"] == ["instance1"] and preview["plan"]["replaced"] == [], preview["plan"]
+    updated = apply(project, run_tasks, stack, template, "updated", changed)
+    assert updated["stack"]["status"] == "UPDATE_COMPLETE"
+    assert ids(updated)["instance1"] == ids(created)["instance1"]
+    run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {"name": stack, "state": "absent",
+                                                                 "cloud": project.name}})
+    project.stacks.remove(stack)
+    assert leftovers(project) == []
+    assert list(project.member.object_store.containers()) == []
+
+
+def test_swift_containers_are_made_given_their_headers_and_deleted(
+        heat_templates: Path, project: Project, run_tasks: Any) -> None:
+    """hot/swift.yaml unchanged: two containers, one a website (public read, web
+    index and error documents in its metadata); the same template again changes
+    nothing; the delete removes both."""
+    template = heat_templates / "hot/swift.yaml"
+    stack = f"sw-{uuid.uuid4().hex[:6]}"
+    project.stacks.append(stack)
+    created = apply(project, run_tasks, stack, template, "created", {})
+    assert created["stack"]["status"] == "CREATE_COMPLETE"
+    made = ids(created)
+    website = project.member.object_store.get_container_metadata(made["SwiftContainerWebsite"])
+    assert website.read_ACL == ".r:*"
+    assert website.metadata == {"web-index": "index.html", "web-error": "error.html"}
+    assert created["outputs"]["WebsiteURL"].endswith(f"/{made['SwiftContainerWebsite']}")
+    assert created["outputs"]["DomainName"] == "127.0.0.1"
+    preview = apply(project, run_tasks, stack, template, "preview", {}, check_mode=True)
+    assert preview["changed"] is False
+    run(project, run_tasks, "deleted", {"hotplay.stacks.stack": {"name": stack, "state": "absent",
+                                                                 "cloud": project.name}})
+    project.stacks.remove(stack)
+    assert list(project.member.object_store.containers()) == []
+
+
+def _active_server(conn: Any, prefix: str, seconds: float = 300) -> Any:
+    """The admin's view of the server whose name begins with ``prefix`` (its
+    user_data among it) once it is ACTIVE."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = [s for s in conn.compute.servers(all_projects=True) if s.name.startswith(prefix)]
+        if found and found[0].status == "ACTIVE":
+            return conn.compute.get_server(found[0].id)
+        time.sleep(1)
+    raise AssertionError(f"no ACTIVE server {prefix}* in {seconds} s")

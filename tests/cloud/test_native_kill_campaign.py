@@ -42,6 +42,7 @@ import pytest
 import yaml
 
 integration = integration_harness.load()
+processes = integration_harness.helper("processes")
 
 MEMBER_CLOUD = "hotplay-demo"
 
@@ -104,10 +105,12 @@ def moments(*spec: tuple[int, float]) -> list[Moment]:
     return [Moment(events, wait, index % 2 == 0) for index, (events, wait) in enumerate(spec)]
 
 
-# 8 + 7 + 5 = 20 moments.
-CREATE = moments((1, 0.0), (2, 0.3), (3, 0.1), (2, 0.6), (4, 0.0), (3, 0.2), (5, 0.4), (6, 0.1))
-UPDATE = moments((1, 0.1), (2, 0.0), (3, 0.4), (2, 0.2), (4, 0.3), (5, 0.0), (3, 0.6))
-DELETE = moments((1, 0.0), (2, 0.2), (1, 0.5), (3, 0.1), (2, 0.0))
+# 8 + 7 + 5 = 20 moments: most soon after the run's first event (the stack's
+# IN_PROGRESS, written before any call), so that each run is killed before it can
+# finish what the killed ones left, at a different point of its calls.
+CREATE = moments((1, 0.0), (1, 0.6), (2, 0.1), (1, 1.2), (1, 0.3), (2, 0.9), (1, 1.8), (1, 2.4))
+UPDATE = moments((1, 0.2), (1, 0.8), (2, 0.0), (1, 1.4), (1, 0.5), (2, 1.1), (1, 2.0))
+DELETE = moments((1, 0.0), (1, 0.4), (2, 0.2), (1, 0.9), (1, 1.5))
 
 
 @pytest.fixture(scope="module")
@@ -163,24 +166,27 @@ class Campaign:
                                env=integration.playbook_environment(self.env), start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         target = "job" if moment.whole_job else "worker"
+        tree: set[int] = set()
         try:
             reached = self.wait_for_events(job, mark, moment.events)
             if reached is None:
                 self.trials.append(f"{phase} {moment}: the run ended first (rc {job.returncode})")
                 return
             time.sleep(moment.wait)
+            # Ansible runs its worker in a session of its own: the tree is walked.
+            tree = {job.pid} | processes.descendants(job.pid)
             if moment.whole_job:
-                os.killpg(job.pid, signal.SIGKILL)
+                processes.kill_tree(job.pid)
             else:
                 worker = self.lease_holder()
-                assert worker, f"{phase} {moment}: no process holds the stack's lease"
+                assert worker in tree, f"{phase} {moment}: the stack's lease is not the job's ({worker})"
                 os.kill(worker, signal.SIGKILL)
             job.wait(timeout=120)
         finally:
             if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
+                processes.kill_tree(job.pid)
                 job.wait()
-        left = self.processes_of(job.pid)
+        left = self.alive(tree)
         self.trials.append(f"{phase} {moment}: {target} killed after {reached}; last event "
                            f"{self.describe_last_event()}; processes left: {left or 'none'}")
         assert not left, "\n".join(self.trials)
@@ -224,20 +230,19 @@ class Campaign:
         return int(rows[0][0]) if rows else 0
 
     @staticmethod
-    def processes_of(session: int, patience: float = 15.0) -> list[str]:
-        """The processes of the killed job's session still alive after ``patience``
+    def alive(tree: set[int], patience: float = 15.0) -> list[str]:
+        """The processes of ``tree`` (a killed job's) still alive after ``patience``
         seconds (a stop may be on its way: each must have gone by then)."""
         deadline = time.monotonic() + patience
         while True:
             left = []
-            for stat in Path("/proc").glob("[0-9]*/stat"):
+            for pid in sorted(tree):
                 try:
-                    text = stat.read_text()
+                    text = Path(f"/proc/{pid}/stat").read_text()
                 except OSError:
                     continue
-                fields = text[text.rfind(")") + 2:].split()
-                if int(fields[3]) == session and fields[0] != "Z":
-                    left.append(f"{stat.parent.name} {text[text.find('(') + 1:text.rfind(')')]}")
+                if text[text.rfind(")") + 2:].split()[0] != "Z":
+                    left.append(f"{pid} {text[text.find('(') + 1:text.rfind(')')]}")
             if not left or time.monotonic() > deadline:
                 return left
             time.sleep(0.2)
@@ -281,8 +286,18 @@ class Campaign:
         attached = {(a["server_id"], v.id) for v in volumes for a in v.attachments or []}
         return servers | ports | {v.id for v in volumes}, attached
 
+    def described(self, member: Any) -> str:
+        """The store's server and port rows and the cloud's servers with their
+        ports: what a failure message needs to be understood."""
+        rows = self.query("SELECT r.name, r.retired_in, r.action, r.status, r.physical_id, r.data FROM resources r "
+                          "JOIN stacks s ON s.id = r.stack_id WHERE s.name = ? AND (r.name LIKE 'srv%' OR "
+                          "r.name LIKE 'port%')", self.stack)
+        servers = [(s.id, s.name, s.status, [p.id for p in member.network.ports(device_id=s.id)])
+                   for s in member.compute.servers() if s.name.startswith(f"{self.stack}-")]
+        return "store: " + "; ".join(map(str, rows)) + "\ncloud: " + "; ".join(map(str, servers))
+
     def assert_converged(self, result: dict[str, Any], member: Any, phase: str) -> None:
-        trials = "\n".join(self.trials)
+        trials = "\n".join(self.trials) + "\n" + self.described(member)
         assert not result.get("failed"), f"{phase}: {result.get('msg')}\n{trials}"
         assert str(result["stack_status"]).endswith("_COMPLETE"), f"{result['stack_status_reason']}\n{trials}"
         unfinished = [(name, action, status) for name, _kind, action, status, _ident, _data in self.live_rows()
@@ -373,14 +388,15 @@ def test_a_stopped_nova_api_ends_the_task_at_its_timeout_and_the_next_job_conver
             assert job.poll() is None and time.monotonic() - began < 300, "the run made no port"
             time.sleep(0.02)
         os.killpg(nova, signal.SIGSTOP)
+        tree = {job.pid} | processes.descendants(job.pid)
         output, _ = job.communicate(timeout=TIMEOUT + 120)
         took = time.monotonic() - began
     finally:
         os.killpg(nova, signal.SIGCONT)
         if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
+            processes.kill_tree(job.pid)
             job.wait()
-    left = Campaign.processes_of(job.pid)
+    left = Campaign.alive(tree)
     stopped = campaign.result(output)
     try:
         assert stopped["failed"], stopped

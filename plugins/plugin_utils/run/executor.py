@@ -417,6 +417,9 @@ class StackRun:
         self.delete_environment: Environment | None = None
         # The runtime of the parent stack (nested stacks look configs up there).
         self.parent_runtime: RunRuntime | None = None
+        # Resources retired by earlier runs and not deleted yet, by name: read once,
+        # when the run first creates something (_release_left_retired).
+        self._left_retired: dict[str, list[ResourceState]] | None = None
 
     # -- events and state -----------------------------------------------------------
     def event(self, name: str, action: str, status: str, reason: str, physical_id: str = "") -> None:
@@ -886,6 +889,7 @@ class StackRun:
         )
 
     def _create(self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any]) -> None:
+        self._release_left_retired(defn, handler)
         state = replace(self._new_state(defn, "CREATE", "IN_PROGRESS"), properties=properties)
         self.save(state, "state changed")
         try:
@@ -956,6 +960,24 @@ class StackRun:
             # Nothing was made (a failed create): Heat deletes its row all the same.
             self.event(defn.name, "DELETE", "IN_PROGRESS", "state changed")
             self.event(defn.name, "DELETE", "COMPLETE", "state changed")
+
+    def _release_left_retired(self, defn: ResourceDefinition, handler: Resource) -> None:
+        """Heat's ``prepare_for_replace`` of what an earlier run retired and did not
+        delete yet: a run killed between retiring a resource and making its
+        replacement (or while making it) leaves the old one holding what the
+        replacement takes (a server's pre-made port: "Port ... is still in use").
+        Letting go again of what was let go of already changes nothing."""
+        with self._states_lock:
+            if self._left_retired is None:
+                self._left_retired = {}
+                for stored in self.store.retired_resources(self.stack.id):
+                    old = stored.state
+                    if stored.retired_in < self.options.revision and old.physical_id \
+                            and (old.action, old.status) != ("DELETE", "COMPLETE"):
+                        self._left_retired.setdefault(old.name, []).append(old)
+            left = list(self._left_retired.get(defn.name, ()))
+        for old in left:
+            self._prepare_for_replace(defn, handler, old)
 
     def _prepare_for_replace(self, defn: ResourceDefinition, handler: Resource,
                              record: ResourceState) -> None:

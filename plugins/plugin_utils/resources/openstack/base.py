@@ -25,6 +25,10 @@ from .session import CloudFailure, CloudSession
 
 # The cloud's ids of most things: a UUID (Nova and Neutron give them with dashes).
 UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Resource data: the unique name (Heat's ``<stack>-<resource>-<12 characters>``) a
+# create gave a thing before the cloud answered with its id: what a killed run
+# leaves for the next to find the thing by, and delete.
+UNANSWERED_NAME = "creating_name"
 # Where the services show the project that owns a thing (Cinder's to an admin only;
 # Glance's image: its owner).
 _OWNER_KEYS = ("project_id", "tenant_id", "os-vol-tenant-attr:tenant_id", "owner")

@@ -37,7 +37,7 @@ from ...errors import StackValidationFailed
 from ..base import Outcome, ResourceState, register
 from ..properties import value_range
 from . import nova
-from .base import UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
+from .base import UNANSWERED_NAME, UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
 from .session import CloudFailure, CloudSession
 
 CINDER = "block_storage"
@@ -350,6 +350,11 @@ class Volume(CinderResource):
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         names = {"name": properties.get("name") or self.runtime.physical_name(self.name),
                  "description": properties.get("description")}
+        if not properties.get("name"):
+            # Heat's unique name, recorded before Cinder is asked: a run killed while
+            # Cinder makes the volume (its id not yet answered) leaves a volume that
+            # the next run finds by this name, and deletes (handle_delete).
+            self.runtime.note_data(self.name, UNANSWERED_NAME, names["name"])
         if properties.get("backup_id"):
             restored = cinder(self.cloud, "POST", f"/backups/{properties['backup_id']}/restore",
                               {"restore": {"volume_id": None, "name": None}})
@@ -508,11 +513,21 @@ class Volume(CinderResource):
 
     def handle_delete(self, current: ResourceState) -> None:
         if not current.physical_id:
+            for ident in self._unanswered(current):
+                self._delete_volume(ident)
             return
         if current.deletion_policy == "Snapshot":
             self.handle_snapshot_delete(current)
             return
         self._delete_volume(current.physical_id)
+
+    def _unanswered(self, current: ResourceState) -> list[str]:
+        """The volumes a killed run may have made under the unique name it recorded."""
+        name = current.data.get(UNANSWERED_NAME)
+        if not name:
+            return []
+        listed = cinder(self.cloud, "GET", "/volumes", params={"name": str(name)})
+        return [str(volume["id"]) for volume in listed.get("volumes") or [] if volume.get("name") == name]
 
     def handle_snapshot_delete(self, current: ResourceState) -> None:
         """Heat's ``handle_snapshot_delete``: a backup of the volume (none when its

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..base import Outcome, PropertySchema, ResourceState, register
 from ..properties import allowed_values, value_range
-from .base import UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
+from .base import UNANSWERED_NAME, UUID_SHAPE, OpenStackResource, attributes_from_facade, properties_from_facade
 from .constraints import NEUTRON_KINDS, NeutronKind, find_neutron_id
 from .session import CloudFailure
 
@@ -68,8 +68,12 @@ class NeutronResource(OpenStackResource):
     # -- create ---------------------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         body = self._body({k: v for k, v in properties.items() if v is not None}, properties)
-        if "name" in self.properties_schema:
-            body.setdefault("name", self.runtime.physical_name(self.name))
+        if "name" in self.properties_schema and "name" not in body:
+            # Heat's unique name, recorded before Neutron is asked: a run killed while
+            # Neutron makes the item (its id not yet answered) leaves an item that the
+            # next run finds by this name, and deletes (handle_delete).
+            body["name"] = self.runtime.physical_name(self.name)
+            self.runtime.note_data(self.name, UNANSWERED_NAME, body["name"])
         created = self._call("POST", "", {self.entity: body})[self.entity]
         ident = str(created["id"])
         # Recorded before the waits: a run killed now still knows what it made.
@@ -134,15 +138,23 @@ class NeutronResource(OpenStackResource):
 
     # -- delete ---------------------------------------------------------------------------
     def handle_delete(self, current: ResourceState) -> None:
-        if not current.physical_id:
-            return
-        try:
-            self._call("DELETE", f"/{current.physical_id}")
-        except CloudFailure as error:
-            if not error.not_found:
-                raise
-            return
-        self._wait(current.physical_id, lambda item: item is None)
+        """The item; with no id, those a killed run may have made under the unique
+        name it recorded before it asked Neutron."""
+        for ident in [current.physical_id] if current.physical_id else self._unanswered(current):
+            try:
+                self._call("DELETE", f"/{ident}")
+            except CloudFailure as error:
+                if not error.not_found:
+                    raise
+                continue
+            self._wait(ident, lambda item: item is None)
+
+    def _unanswered(self, current: ResourceState) -> list[str]:
+        name = current.data.get(UNANSWERED_NAME)
+        if not name:
+            return []
+        listed = self.cloud.request(NEUTRON, "GET", self.kind.path, params=[("name", str(name))])
+        return [str(item["id"]) for item in listed[self.kind.key] if item.get("name") == name]
 
     # -- reading --------------------------------------------------------------------------
     def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:

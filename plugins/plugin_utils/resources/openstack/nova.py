@@ -592,10 +592,13 @@ class Server(NovaResource):
         self._delete_ports(self._unanswered_ports(current, current.data.get("internal_ports") or []))
         return replace(current, data={k: v for k, v in current.data.items() if k not in notes})
 
-    def _unanswered_ports(self, current: ResourceState, known: Sequence[str]) -> list[str]:
+    def _unanswered_ports(self, current: ResourceState, known: Sequence[str],
+                          freed: Sequence[str] = ()) -> list[str]:
         """The ports named, on the network, as the last one a run asked Neutron for
         (for a ``subnet`` entry), made since then and not among ``known``: the one a
-        run killed before Neutron's answer made."""
+        run killed before Neutron's answer made.  A port bound to a server is
+        another's (the server a later attempt made, found by its own row), unless
+        that server is one of ``freed``, which this delete took down."""
         asked = current.data.get(UNANSWERED_PORT)
         if not isinstance(asked, Mapping):
             return []
@@ -606,12 +609,15 @@ class Server(NovaResource):
         # has the same name, network and age, and its record knows it.
         taken = {*known, *self._ports_of_the_stack()}
         return [str(port["id"]) for port in listed.get("ports") or []
-                if port["id"] not in taken and _made_at(port) >= since]
+                if port["id"] not in taken and _made_at(port) >= since
+                and (not port.get("device_id") or port["device_id"] in freed)]
 
     def _ports_of_the_stack(self) -> set[str]:
-        """The ports the stack's live servers record as made for them."""
-        return {str(port) for stored in self.runtime.store.resources(self.runtime.stack_id)
-                if not stored.retired_in for port in stored.state.data.get("internal_ports") or []}
+        """The ports the stack's servers (live, or replaced and not deleted yet)
+        record as made for them: each row deletes its own."""
+        store, stack = self.runtime.store, self.runtime.stack_id
+        return {str(port) for stored in [*store.resources(stack), *store.retired_resources(stack)]
+                for port in stored.state.data.get("internal_ports") or []}
 
     def _associate_floating_ips(self, networks: Sequence[Mapping[str, Any]], internal: list[str]) -> None:
         """Heat's ``floating_ip`` of a network entry with a port: the address is
@@ -947,7 +953,7 @@ class Server(NovaResource):
                     raise
             else:
                 self._wait(server, self._is_deleted)
-        self._delete_ports([*internal, *self._unanswered_ports(current, internal)])
+        self._delete_ports([*internal, *self._unanswered_ports(current, internal, servers)])
 
     def _unanswered(self, current: ResourceState) -> list[str]:
         """The ids of the servers named as the create recorded (Heat's unique

@@ -65,6 +65,8 @@ class FakeCinder:
             return self._backups(method, parts)
         if method == "GET" and parts == ["volumes", "detail"]:
             return {"volumes": list(self.volumes.values())}
+        if method == "GET" and parts == ["volumes"]:
+            return {"volumes": [v for v in self.volumes.values() if v.get("name") == dict(params or {}).get("name")]}
         if method == "POST" and parts == ["volumes"]:
             made = {"id": VOLUME, "status": "available", "attachments": [], **body["volume"]}
             self.volumes[VOLUME] = made
@@ -114,6 +116,10 @@ class FakeRuntime:
 
     def withdraw_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.remove(physical_id)
+
+    def note_data(self, resource_name: str, key: str, value: Any) -> None:
+        # What was noted, and how many calls the cloud had been sent then.
+        self.noted = [*getattr(self, "noted", []), (key, value, len(self.cloud.sent))]
 
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
@@ -182,6 +188,20 @@ def test_a_volume_is_created_with_heats_arguments_at_heats_microversion() -> Non
     # The lower of the cloud's highest microversion and cinderclient's 3.71.
     assert set(cloud.versions) - {None} == {"3.60"}
     assert outcome.data["attributes"]["size"] == "1"
+
+
+def test_a_killed_create_leaves_its_unique_name_and_the_next_delete_finds_the_volume() -> None:
+    """Issue 40: Heat's unique name is recorded before Cinder is asked; a volume made
+    by a run killed before it recorded the id is found by the name and deleted."""
+    cloud = FakeCinder()
+    handler = volume(cloud)
+    handler.handle_create(volume_properties(size=1))
+    assert handler.runtime.noted[0][:2] == ("creating_name", "st-data-abcdefghijkl")
+    assert not [call for call in cloud.sent[:handler.runtime.noted[0][2]] if call[1] == "POST"]
+    left = ResourceState("data", "OS::Cinder::Volume", "CREATE", status="FAILED",
+                         data={"creating_name": "st-data-abcdefghijkl"})
+    handler.handle_delete(left)
+    assert ("DELETE", f"/volumes/{VOLUME}", None) in cloud.writes() and cloud.volumes == {}
 
 
 def attached_volume(size: int = 1) -> dict[str, Any]:

@@ -177,7 +177,7 @@ class FakeCloud:
         if method == "GET" and parts == ["security-groups"]:
             return {"security_groups": [i for i in self.items.values() if i.get("group")]}
         if method == "GET" and len(parts) == 1:
-            wanted = dict(params) if isinstance(params, Mapping) else {}
+            wanted = dict(params or {})
             ids = [v for k, v in params if k == "id"] if isinstance(params, list) else [wanted.get("id")]
             matches = [i for i in self.items.values()
                        if i["id"] in ids or i.get("name") == wanted.get("name")]
@@ -192,6 +192,10 @@ class FakeCloud:
             item = {"id": f"id-{len(self.items)}", "status": "ACTIVE", **next(iter(body.values()))}
             self.items[item["id"]] = item
             return {parts[0][:-1]: item}
+        if method == "DELETE" and len(parts) == 2:
+            if self.items.pop(parts[1], None) is None:
+                raise CloudFailure("not found", 404)
+            return None
         if method == "PUT" and len(parts) == 2:
             entity = parts[0].replace("-", "_")[:-1]
             self.items[parts[1]].update(body[entity])
@@ -220,6 +224,10 @@ class FakeRuntime:
 
     def physical_name(self, resource_name: str) -> str:
         return f"st-{resource_name}-abcdefghijkl"
+
+    def note_data(self, resource_name: str, key: str, value: Any) -> None:
+        # What was noted, and how many calls the cloud had been sent then.
+        self.noted = [*getattr(self, "noted", []), (key, value, len(self.cloud.sent))]
 
     def claim_physical_id(self, resource_name: str, physical_id: str) -> None:
         self.claimed.append(physical_id)
@@ -839,3 +847,27 @@ def test_a_run_whose_time_is_up_ends_its_call_to_a_silent_cloud_as_timed_out(
     session.limit(0, cancel)
     with pytest.raises(Cancelled, match="Interrupted by SIGTERM"):
         session.request("network", "GET", "/networks")
+
+
+def test_a_killed_create_leaves_its_unique_name_and_the_next_delete_finds_the_item() -> None:
+    """Issue 40: Heat's unique name is recorded before Neutron is asked; an item made
+    by a run killed before it recorded the id (no id, that name noted) is found by
+    the name and deleted; one the user named is never looked for by its name."""
+    cloud = FakeCloud()
+    runtime = FakeRuntime(cloud)
+    port = neutron.Port("port0", runtime)  # type: ignore[arg-type]
+    made = port.handle_create(validate_properties(neutron.Port, {"network": "11111111-2222-4333-8444-555555555555"},
+                                                  "resources.port0.properties"))
+    assert runtime.noted == [("creating_name", "st-port0-abcdefghijkl", 0)]  # before any call
+    cloud.items["other"] = {"id": "other", "name": "st-port0-abcdefghijk2"}
+    left = ResourceState(name="port0", type="OS::Neutron::Port", action="CREATE", status="FAILED",
+                         data={"creating_name": "st-port0-abcdefghijkl"})
+    port.handle_delete(left)
+    assert made.physical_id not in cloud.items and "other" in cloud.items
+    assert ("DELETE", f"/ports/{made.physical_id}", None) in cloud.sent
+
+    named = neutron.Port("named", runtime)  # type: ignore[arg-type]
+    runtime.noted = []
+    named.handle_create(validate_properties(neutron.Port, {"network": "11111111-2222-4333-8444-555555555555",
+                                                          "name": "mine"}, "resources.named.properties"))
+    assert runtime.noted == []

@@ -672,7 +672,10 @@ class FakeStackRows:
         self.rows: list[Any] = []
 
     def resources(self, stack_id: str) -> list[Any]:
-        return list(self.rows)
+        return [row for row in self.rows if not getattr(row, "retired_in", 0)]
+
+    def retired_resources(self, stack_id: str) -> list[Any]:
+        return [row for row in self.rows if getattr(row, "retired_in", 0)]
 
 
 class FakeRuntime:
@@ -771,6 +774,22 @@ def test_the_port_of_the_server_that_replaces_a_killed_one_is_not_taken_for_its_
         "creating_port": {"name": "server-port-0", "network_id": NET_ID, "asked_at": "2026-11-28T10:00:02+00:00"}})
     nova.Server("server", runtime).handle_delete(aborted)
     assert cloud.writes() == [("DELETE", "/ports/orphan", None)]
+
+
+def test_a_port_bound_to_another_server_is_never_taken_for_an_unanswered_one() -> None:
+    """Issue 40's kill campaign: the ports of every attempt at a server on a ``subnet``
+    entry have Heat's one name; one bound to a server that another attempt made (its
+    own row deletes it, and Neutron refuses a member the delete of a bound port) is
+    left, one bound to the server this delete took down goes."""
+    cloud = CloudWithUnanswered()
+    cloud.ports = [{"id": "another's", "created_at": "2026-11-28T10:00:05Z", "device_id": "other-server"},
+                   {"id": "mine", "created_at": "2026-11-28T10:00:03Z", "device_id": "old"}]
+    cloud.servers["old"] = {"id": "old", "name": "st-server-abcdefghijkl", "status": "ACTIVE"}
+    left = ResourceState("server", "OS::Nova::Server", "CREATE", status="FAILED", physical_id="old", data={
+        "creating_port": {"name": "server-port-0", "network_id": NET_ID, "asked_at": "2026-11-28T10:00:02+00:00"}})
+    nova.Server("server", FakeRuntime(cloud)).handle_delete(left)
+    assert ("DELETE", "/ports/mine", None) in cloud.writes()
+    assert ("DELETE", "/ports/another's", None) not in cloud.writes()
 
 
 class CloudWithUnanswered(FakeCloud):
