@@ -1,6 +1,7 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""ansible-playbook killed (SIGKILL, its whole process group: the worker too) while
+"""ansible-playbook killed (SIGKILL, its whole process tree: the worker too, which
+Ansible runs in a session of its own) while
 native servers are being made, on the test cloud as the project member of clouds.yaml
 entry ``hotplay-demo``: the same task again converges the stack, with nothing on the
 cloud that the stack does not know, and the stack's delete leaves nothing.  One
@@ -11,8 +12,6 @@ checked through openstacksdk."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import textwrap
@@ -26,6 +25,7 @@ import pytest
 import yaml
 
 integration = integration_harness.load()
+processes = integration_harness.helper("processes")
 
 MEMBER_CLOUD = "hotplay-demo"
 
@@ -106,7 +106,7 @@ def test_a_run_killed_while_servers_are_made_is_converged_by_the_next_with_nothi
             time.sleep(0.05)
         time.sleep(0.4)
     finally:
-        os.killpg(killed.pid, signal.SIGKILL)
+        processes.kill_tree(killed.pid)
         killed.wait()
     left = server_rows(store)
     try:

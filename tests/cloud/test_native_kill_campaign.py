@@ -310,6 +310,7 @@ class Campaign:
         assert not strays, f"{phase}: attachments no row made: {strays}\n{trials}"
 
 
+@pytest.mark.slow(120)
 def test_runs_killed_at_twenty_moments_of_create_update_and_delete_leave_nothing_unknown(
         cloud_env: dict[str, str], member: Any, tmp_path: Path) -> None:
     campaign = Campaign(tmp_path, cloud_env)
