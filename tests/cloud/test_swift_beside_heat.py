@@ -9,7 +9,10 @@ signals, a ``TEMP_URL_SIGNAL`` wait condition released by a PUT to its handle's
 ``alarm_url``, a SwiftSignal that times out, and the delete.  The same template and
 steps give the same statuses, reasons, attributes and outputs (the temporary URLs
 alike but for the stack's own names and the signature), the same containers'
-headers in Swift, and nothing of either stack in Swift after its delete.
+headers in Swift, and nothing of either stack in Swift after its delete.  Two
+defects of Heat 27's are pinned where they show (the test says which): its
+container URLs read before its Swift client's first request, and its
+TEMP_URL_SIGNAL wait condition failing on its own first object.
 
 hotplay's side runs through real ansible-playbook."""
 
@@ -23,6 +26,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -30,10 +34,12 @@ TEMPLATE = """\
     heat_template_version: 2018-08-31
     parameters:
       waits: {type: boolean, default: false}
-      late: {type: boolean, default: false}
+      too_few: {type: boolean, default: false}
+      with_wc: {type: boolean, default: false}
     conditions:
       waiting: {get_param: waits}
-      late_wait: {get_param: late}
+      late_wait: {get_param: too_few}
+      wc_waiting: {get_param: with_wc}
     resources:
       files:
         type: OS::Swift::Container
@@ -57,7 +63,7 @@ TEMPLATE = """\
         properties: {signal_transport: TEMP_URL_SIGNAL}
       wc:
         type: OS::Heat::WaitCondition
-        condition: waiting
+        condition: wc_waiting
         properties: {handle: {get_resource: wc_handle}, timeout: 60}
       late:
         type: OS::Heat::SwiftSignal
@@ -81,11 +87,13 @@ TEMPLATE = """\
         condition: waiting
         value: {get_attr: [signal, data]}
       wc_data:
-        condition: waiting
+        condition: wc_waiting
         value: {get_attr: [wc, data]}
 """
 # The signals a server's user_data would send with the handles' commands.
 TO_THE_HANDLE = ['{"id": "a", "data": "one"}', '{"data": "two"}']
+# The outputs Heat 27 reads from its Swift client's URL.
+URL_OUTPUTS = ("files_root", "files_url", "files_domain", "bucket_url", "bucket_domain")
 TO_THE_WAIT_CONDITION = '{"status": "SUCCESS", "data": "ok"}'
 TEMP_URL = re.compile(r"(https?://[^/]+/v1/AUTH_[0-9a-f]+/)([^/]+)/([^?]+)\?temp_url_sig=([0-9a-f]{64})"
                       r"&temp_url_expires=(\d+)")
@@ -117,12 +125,32 @@ def normalised(value: Any, stack_id: str, stack_name: str) -> Any:
     return re.sub(r"-[a-z0-9]{12}\b", "-RANDOM", value)
 
 
+def with_heats_url_defect_seen(key: str, heats: Any, mine: Any, account: str) -> Any:
+    """Heat 27's container and bucket URLs read its Swift client's ``url``, which is
+    None until that client's first request: an output resolved before it in a show is
+    "b''://b''b''" (urlparse of None), or null for a DomainName (a bytes split fails).
+    Where Heat gave that, the test checks ours against what Heat's documentation says
+    the attribute is (the account's URL as the catalog gives it, the container's
+    under it, the host of it) and takes ours."""
+    broken = heats is None or (isinstance(heats, str) and heats.startswith("b''"))
+    if not broken or key not in URL_OUTPUTS:
+        return heats
+    documented = {"files_root": account, "files_domain": urlparse(account).hostname,
+                  "bucket_domain": urlparse(account).hostname}
+    if key in documented:
+        assert mine == documented[key], (key, mine)
+    else:
+        assert isinstance(mine, str) and mine.startswith(f"{account}/STACK-"), (key, mine)
+    return mine
+
+
 class Side:
     """One stack of TEMPLATE, by Heat or by hotplay; ``apply`` returns its status
     and reason, ``outputs`` and ``stack_id`` what they are after it."""
 
     name: str
     stack_id: str = ""
+    containers: dict[str, Any] = {}
 
     def apply(self, parameters: dict[str, Any]) -> tuple[str, str]:
         raise NotImplementedError
@@ -162,6 +190,11 @@ class InHeat(Side):
             time.sleep(0.5)
 
     def outputs(self) -> dict[str, Any]:
+        # Heat resolves outputs at each show.  Its Swift client learns the account's
+        # URL with its first request: a container's RootURL and WebsiteURL resolved
+        # before then are "b''://b''b''" (Heat 27's urlparse of None); the second
+        # show reads them as documented.
+        self.heat.call("GET", self.base)
         shown = self.heat.call("GET", self.base)["stack"]
         return {o["output_key"]: o.get("output_value") for o in shown.get("outputs") or []}
 
@@ -202,15 +235,20 @@ class Here(Side):
         return str(gone["stack_status"])
 
 
-def steps(side: Side) -> list[Any]:
-    """The create, the signals, the waits, the time-out: what each gave."""
+def steps(side: Side, conn: Any, before: set[str]) -> list[Any]:
+    """The create, the signals, the waits, the time-out, the TEMP_URL_SIGNAL wait
+    condition: what each gave."""
     seen: list[Any] = [side.apply({})]
     made = side.outputs()
     for body in TO_THE_HANDLE:
         run_as_user_data(made["curl_cli"], body)
     alarm_url = json.loads(made["wc_signal"])["alarm_url"]
     run_as_user_data(f"curl -i -X PUT '{alarm_url}'", TO_THE_WAIT_CONDITION)
-    seen += [made, side.apply({"waits": True}), side.outputs(), side.apply({"waits": True, "late": True})]
+    seen += [made, side.apply({"waits": True}), side.outputs(), side.apply({"waits": True, "too_few": True})]
+    # What the stack holds in Swift, before the step where Heat's defect shows.
+    side.containers = {normalised(name, side.stack_id, side.name): normalised(shown, side.stack_id, side.name)
+                       for name, shown in in_swift(conn).items() if name not in before}
+    seen += [side.apply({"waits": True, "with_wc": True}), side.outputs().get("wc_data")]
     return [normalised(step, side.stack_id, side.name) for step in seen]
 
 
@@ -234,22 +272,29 @@ def test_swift_types_and_signals_as_in_heat(heat_client: Any, run_tasks: Any, cl
     heat, here = InHeat(heat_client, template.read_text()), Here(run_tasks, cloud_env, template)
     before = set(in_swift(conn))
     try:
-        theirs = steps(heat)
-        heats_containers = {normalised(name, heat.stack_id, heat.name): normalised(shown, heat.stack_id, heat.name)
-                            for name, shown in in_swift(conn).items() if name not in before}
+        theirs = steps(heat, conn, before)
     finally:
         heats_delete = heat.delete() if heat.base else None
     try:
-        ours = steps(here)
-        our_containers = {normalised(name, here.stack_id, here.name): normalised(shown, here.stack_id, here.name)
-                          for name, shown in in_swift(conn).items() if name not in before}
+        ours = steps(here, conn, before)
     finally:
         our_delete = here.delete() if here.stack_id else None
 
+    account = conn.object_store.get_endpoint().rstrip("/")
     labels = ["create", "outputs", "waits", "outputs after", "late"]
-    for label, mine, heats in zip(labels, ours, theirs):
-        assert mine == heats, label
+    for label, mine, heats in zip(labels, ours, theirs[:len(labels)]):
+        if isinstance(heats, dict):
+            heats = {key: with_heats_url_defect_seen(key, value, mine.get(key), account)
+                     for key, value in heats.items()}
+        assert mine == heats, f"{label}: ours {mine!r}, Heat's {heats!r}"
     assert theirs[2][0] == "UPDATE_COMPLETE" and theirs[4][0] == "UPDATE_FAILED", theirs
-    assert our_containers == heats_containers
+    # The TEMP_URL_SIGNAL wait condition, released by the PUT to its alarm_url: here
+    # as Heat's documentation says.  Heat 27 fails it on its own first object (it
+    # compares Swift's bytes with the text "in progress", then parses them as JSON):
+    # a defect of Heat's, pinned so that this test tells when Heat's behaviour changes.
+    assert ours[5] == ("UPDATE_COMPLETE", "Stack UPDATE completed successfully") and ours[6] == '{"1": "ok"}'
+    assert theirs[5] == ("UPDATE_FAILED", "Resource CREATE failed: Error: resources.wc: "
+                                          "Failed to parse JSON data: b'in progress'"), theirs[5]
+    assert here.containers == heat.containers
     assert (our_delete, heats_delete) == ("DELETE_COMPLETE", "DELETE_COMPLETE")
     assert set(in_swift(conn)) == before, "left in Swift after the deletes"
