@@ -51,7 +51,7 @@ def test_heat_parameters_are_the_adopted_stacks(heat, cloud_env, run_tasks, tmp_
     ], env=cloud_env)
     adopted, preview, same = (run.results[k] for k in ("adopted", "preview", "same"))
     assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted.get("msg")
-    assert preview["changed"] is False and preview["plan"]["updated"] == [], preview.get("plan")
+    assert preview["changed"] is False and preview["plan"]["updated"] == [], (json.dumps(preview.get("plan"))[:3000], adopted.get("parameters"))
     assert same["changed"] is False and same["stack_status"] == "ADOPT_COMPLETE", same.get("msg")
     assert same["revision"] == adopted["revision"]
     if source == "api":

@@ -24,6 +24,7 @@ from .group_reads import check_member_reads, group_reads
 from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER_STACK
 from ..language.parameters import (
     Parameters,
+    given_beyond_defaults,
     parse_parameter_schemas,
     provisional_parameters,
     redacted,
@@ -352,6 +353,11 @@ class StackDefinition:
                     and name not in self.environment.parameters and name not in self.parameters.values):
                 raise StackValidationFailed(self.parameters.unreadable.get(
                     name, f"The Parameter ({name}) was not provided."))
+
+    def given_beyond_defaults(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The given parameters that make a difference: without those equal to the
+        value the parameter has when not given (what a definition's digest holds)."""
+        return given_beyond_defaults(self.parameter_schemas, given, self.environment)
 
     def _refuse_duplicate_names(self) -> None:
         """Heat refuses a name used by both a parameter and a resource (whose

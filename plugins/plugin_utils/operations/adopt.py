@@ -111,7 +111,7 @@ def adopt_stack(store: Store, request: AdoptRequest, holder: str,
     keep_hidden_secrets(store, definition.parameters, request.name)
     recorded = recorded_definition(inputs, given, definition.parameters.values,
                                    definition.parameters.hidden_names())
-    digest = definition_digest(inputs, given, store.digest)
+    digest = definition_digest(inputs, definition.given_beyond_defaults(given), store.digest)
     events: list[Event] = []
     with scratch_store(store) as scratch:
         adopted = _adopt_into(scratch, request, definition, recorded, digest,

@@ -266,7 +266,9 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
         mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
         raise
     keep_hidden_secrets(store, definition.parameters, request.name)
-    digest = definition_digest(inputs, given, store.digest)
+    digest = definition_digest(inputs, definition.given_beyond_defaults(given), store.digest)
+    # Revisions recorded before the digest left out values equal to their defaults.
+    spelled_out = definition_digest(inputs, given, store.digest)
     skipping = request.on_restricted == "skip"
     repairs = drift_repairs(detect_drift(store, existing, request.host, request.session)) \
         if request.converge and existing is not None else {}
@@ -279,7 +281,8 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
     # what resource types declare): without a key, refuse now, not midway.
     store.require_key(f"stack {request.name} has secret values to keep (hidden parameters of "
                       "nested stacks, or secret properties of its resources)")
-    plan.definition_changed = existing is None or not _unchanged(existing, last, digest)
+    plan.definition_changed = existing is None or not (
+        _unchanged(existing, last, digest) or _unchanged(existing, last, spelled_out))
     plan.with_nested_updates(existing)
     if scale:
         confined_to_groups(plan, scale)

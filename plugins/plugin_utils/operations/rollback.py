@@ -144,7 +144,10 @@ def _plan_rollback(store: SealedStore, request: RollbackRequest,
                    repairs={path: rollback_reason(step, chosen.revision) for path, step in scale.items()})
     current_id = plan_id(stack, plan, target.digest, store.digest)
     revisions = store.revisions(stack.id)
-    plan.definition_changed = not revisions or revisions[-1].digest != target.digest
+    # A revision recorded before digests left out values equal to their defaults
+    # has the digest of the parameters as given.
+    spelled_out = definition_digest(target.inputs, target.given, store.digest)
+    plan.definition_changed = not revisions or revisions[-1].digest not in (target.digest, spelled_out)
     if request.check_mode:
         previewed = StackResult(changed=plan.would_change(stack),
                                 failed=False, stack=stack, plan=plan, plan_id=current_id,
@@ -353,7 +356,8 @@ def load_target(store: SealedStore, stack: StackRecord, revision: RevisionRecord
         raise
     _check_hidden(stack, stored, definition)
     keep_hidden_secrets(store, definition.parameters, stack.name)
-    return Target(revision, inputs, given, definition, definition_digest(inputs, given, store.digest))
+    return Target(revision, inputs, given, definition,
+                  definition_digest(inputs, definition.given_beyond_defaults(given), store.digest))
 
 
 def recorded_environment(stored: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], Environment]:

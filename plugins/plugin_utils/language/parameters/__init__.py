@@ -50,13 +50,13 @@ from .types import (
     str_to_num,
     to_schema_type,
 )
-from .values import Parameters, ParameterValues, provisional_parameters, resolve_parameters
+from .values import Parameters, ParameterValues, given_beyond_defaults, provisional_parameters, resolve_parameters
 
 __all__ = [
     "AllowedPattern", "AllowedValues", "BOOLEAN", "CONSTRAINT_ENTRY_KEYS", "Constraint",
     "CustomConstraint", "HIDDEN_TEXT", "HOT_NAME", "HOT_TYPES", "JSON", "KIND_PRECEDENCE", "LIST",
     "Length", "MESSAGES", "Modulo", "NUMBER", "ParameterSchema", "ParameterValues", "Parameters",
-    "Range", "STRING", "VersionRules", "bool_from_string", "parse_json", "parse_list",
+    "Range", "STRING", "VersionRules", "bool_from_string", "given_beyond_defaults", "parse_json", "parse_list",
     "parse_parameter_schemas", "provisional_parameters", "redacted", "resolve_parameters",
     "rules_for", "str_to_num",
     "to_schema_type", "validate_parameter_groups",

@@ -92,6 +92,30 @@ class Parameters:
                 if name not in secret and self.values.get(name) is not None}
 
 
+def given_beyond_defaults(schemas: Mapping[str, ParameterSchema], given: Mapping[str, Any],
+                          env: ParameterValues) -> dict[str, Any]:
+    """``given`` without the values that change nothing: those equal, once converted,
+    to what the parameter would be had it not been given (the environment's
+    ``parameters``, its ``parameter_defaults``, the template's default).  A stack
+    given ``n: 2`` whose default is 2 is the stack given nothing: the same
+    definition (issue 40: an adopted stack's first apply changed nothing else)."""
+    kept = {}
+    for name, value in given.items():
+        schema = schemas.get(name)
+        _origin, fallback = _pick(name, ("", env.parameters), ("", env.parameter_defaults))
+        fallback = schema.default if fallback is None and schema is not None else fallback
+        if schema is None or value is None or fallback is None or not _same_value(schema, value, fallback):
+            kept[name] = value
+    return kept
+
+
+def _same_value(schema: ParameterSchema, value: Any, other: Any) -> bool:
+    try:
+        return bool(_checked(schema, value) == _checked(schema, other))
+    except _Invalid:
+        return False
+
+
 def _default_value(schema: ParameterSchema) -> Any:
     """The template's default converted as a given value would be (None: invalid)."""
     try:

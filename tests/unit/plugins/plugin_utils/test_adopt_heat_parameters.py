@@ -61,3 +61,26 @@ def test_a_value_given_that_is_not_heats_is_refused(store, tmp_path: Path) -> No
     with pytest.raises(AdoptRefused, match="parameters n differ"):
         adopt(store, template=TEMPLATE, environment=[str(environment)])
     assert store.find_stack("moved") is None
+
+
+def test_a_value_equal_to_the_parameters_default_is_the_same_definition(store, tmp_path: Path) -> None:
+    """Issue 40: ``n: 2`` given where the template's default is 2 is the stack given
+    nothing, both ways, and so is a value equal to the environment's
+    parameter_defaults; another value is a change."""
+    template = tmp_path / "group.yaml"
+    template.write_text(Path(TEMPLATE).read_text().replace("n: {type: number, default: 1}",
+                                                           "n: {type: number, default: 2}"))
+
+    def apply(**parameters) -> dict:
+        return apply_stack(store, ApplyRequest(name="s", template=str(template), parameters=parameters),
+                           "test").as_dict()
+
+    first = apply(n=2)
+    assert first["stack_status"] == "CREATE_COMPLETE"
+    assert apply()["changed"] is False
+    assert apply(n="2")["changed"] is False  # Heat's API gives values as text
+    grown = apply(n=3)
+    assert grown["changed"] is True and grown["stack_status"] == "UPDATE_COMPLETE"
+    assert apply(n=3)["changed"] is False
+    assert apply(n=2)["changed"] is True
+    assert apply()["changed"] is False
