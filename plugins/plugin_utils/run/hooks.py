@@ -72,8 +72,19 @@ def settle_hooks(store: Store, stack: StackRecord, end_stepping: bool = True) ->
             record = pending.record
             store.set_hook(record.stack_id, record.resource_name, record.hook, record.revision,
                            "CLEARED")
+        _clear_over(store, stack.id, store.get_stack(stack.id).revision)
         if end_stepping:
             _set_stepping(store, stack, False)
+
+
+def _clear_over(store: Store, stack_id: str, revision: int) -> None:
+    """Hooks still PENDING in an earlier revision: their run was killed while it
+    waited at them (issue 40, item 9); no run will stop there again."""
+    for record in store.hooks(stack_id, status="PENDING"):
+        if record.hook != STEP and record.revision < revision:
+            store.set_hook(stack_id, record.resource_name, record.hook, record.revision, "CLEARED")
+    for child in store.child_stacks(stack_id):
+        _clear_over(store, child.id, revision)
 
 
 def clear_hooks(store: Store, name: str, resource: str = "*", hooks: Sequence[str] = (),
