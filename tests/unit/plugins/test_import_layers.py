@@ -22,6 +22,10 @@ CORE = {"errors", "limits", "bounded", "secrets", ""}  # "": the package itself
 DEFERRED_ON_PURPOSE = {
     # psycopg is only needed (and only installed) by those who use PostgreSQL.
     ("store", "store.postgres"),
+    # The OpenStack types are compiled only when a template names one (their modules
+    # are deferred): a wait condition handle loads Swift's only when it signals
+    # through Swift (TEMP_URL_SIGNAL).
+    ("resources.wait_condition", "resources.openstack.swift"),
 }
 MAX_TOP_LEVEL_FILES = 6
 
