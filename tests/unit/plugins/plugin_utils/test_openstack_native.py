@@ -868,6 +868,6 @@ def test_a_killed_create_leaves_its_unique_name_and_the_next_delete_finds_the_it
 
     named = neutron.Port("named", runtime)  # type: ignore[arg-type]
     runtime.noted = []
-    named.handle_create(validate_properties(neutron.Port, {"network": "11111111-2222-4333-8444-555555555555",
-                                                          "name": "mine"}, "resources.named.properties"))
+    given = {"network": "11111111-2222-4333-8444-555555555555", "name": "mine"}
+    named.handle_create(validate_properties(neutron.Port, given, "resources.named.properties"))
     assert runtime.noted == []
