@@ -889,7 +889,12 @@ class StackRun:
         )
 
     def _create(self, defn: ResourceDefinition, handler: Resource, properties: dict[str, Any]) -> None:
-        self._release_left_retired(defn, handler)
+        live = self.records.get(defn.name)
+        if live is None or live.status != "COMPLETE":
+            # A name with no working resource: what a killed run retired may still
+            # hold what this one takes.  (A replacement of a working one prepares
+            # that one; those kept for a rollback were prepared when replaced.)
+            self._release_left_retired(defn, handler)
         state = replace(self._new_state(defn, "CREATE", "IN_PROGRESS"), properties=properties)
         self.save(state, "state changed")
         try:
