@@ -148,10 +148,13 @@ class SwiftResource(OpenStackResource):
                 return None
             raise
 
-    def account_url(self) -> tuple[str, str, str]:
-        """(scheme, host and port, path) of the account's URL."""
-        parsed = urlparse(self.cloud.endpoint("object_store"))
-        return parsed.scheme, parsed.netloc, parsed.path
+    def url_attribute(self, state: ResourceState, name: str) -> str:
+        """Heat's ``DomainName``, ``WebsiteURL`` and ``RootURL``: from the account's
+        URL as the catalog gives it to the session."""
+        account = urlparse(self.cloud.endpoint("object_store"))
+        root = f"{account.scheme}://{account.netloc}{account.path}"
+        return {"DomainName": account.netloc.split(":")[0], "RootURL": root,
+                "WebsiteURL": f"{root}/{state.physical_id}"}[name]
 
     def check_healthy(self, state: ResourceState) -> bool:
         return bool(state.physical_id) and self.adopted_thing(state.physical_id, state.properties) is not None
@@ -236,13 +239,8 @@ class SwiftContainer(SwiftResource):
         return [str(entry["name"]) for entry in listing or []]
 
     def attribute(self, state: ResourceState, name: str) -> Any:
-        scheme, host, path = self.account_url()
-        if name == "DomainName":
-            return host.split(":")[0]
-        if name == "WebsiteURL":
-            return f"{scheme}://{host}{path}/{state.physical_id}"
-        if name == "RootURL":
-            return f"{scheme}://{host}{path}"
+        if name in ("DomainName", "WebsiteURL", "RootURL"):
+            return self.url_attribute(state, name)
         if name in ("ObjectCount", "BytesUsed", "HeadContainer", "show"):
             headers = self.adopted_thing(state.physical_id, state.properties)
             if headers is None:
@@ -318,11 +316,8 @@ class S3Bucket(SwiftResource):
                 raise
 
     def attribute(self, state: ResourceState, name: str) -> Any:
-        scheme, host, path = self.account_url()
-        if name == "DomainName":
-            return host.split(":")[0]
-        if name == "WebsiteURL":
-            return f"{scheme}://{host}{path}/{state.physical_id}"
+        if name in ("DomainName", "WebsiteURL"):
+            return self.url_attribute(state, name)
         return super().attribute(state, name)
 
 
