@@ -72,16 +72,22 @@ def signal_url(cloud: CloudSession, container: str, obj: str) -> str:
     return temp_url(cloud, container, obj)
 
 
-def signal_objects(cloud: CloudSession, container: str, obj: str) -> list[str] | None:
-    """The names of ``obj``'s versions in ``container`` (Heat's filter: every name
-    that holds the object's); None when the container is gone."""
+def object_names(cloud: CloudSession, container: str) -> list[str] | None:
+    """The names of the objects in ``container``; None when it is gone."""
     try:
         listing = cloud.object_request("GET", f"/{quote(container)}", params={"format": "json"}).json()
     except CloudFailure as error:
         if error.not_found:
             return None
         raise
-    return [str(entry["name"]) for entry in listing or [] if obj in str(entry["name"])]
+    return [str(entry["name"]) for entry in listing or []]
+
+
+def signal_objects(cloud: CloudSession, container: str, obj: str) -> list[str] | None:
+    """The names of ``obj``'s versions in ``container`` (Heat's filter: every name
+    that holds the object's); None when the container is gone."""
+    names = object_names(cloud, container)
+    return None if names is None else [name for name in names if obj in name]
 
 
 def read_signals(cloud: CloudSession, container: str, names: list[str]) -> list[tuple[str, Any]]:
@@ -213,7 +219,7 @@ class SwiftContainer(SwiftResource):
         if not current.physical_id:
             return
         container = current.physical_id
-        objects = self._object_names(container)
+        objects = object_names(self.cloud, container)
         if objects is None:
             return
         if objects and not current.properties.get("PurgeOnDelete"):
@@ -222,21 +228,12 @@ class SwiftContainer(SwiftResource):
         while objects:
             for name in objects:
                 delete_object(self.cloud, container, name)
-            objects = self._object_names(container) or []
+            objects = object_names(self.cloud, container) or []
         try:
             self.cloud.object_request("DELETE", f"/{quote(container)}")
         except CloudFailure as error:
             if not error.not_found:
                 raise
-
-    def _object_names(self, container: str) -> list[str] | None:
-        try:
-            listing = self.cloud.object_request("GET", f"/{quote(container)}", params={"format": "json"}).json()
-        except CloudFailure as error:
-            if error.not_found:
-                return None
-            raise
-        return [str(entry["name"]) for entry in listing or []]
 
     def attribute(self, state: ResourceState, name: str) -> Any:
         if name in ("DomainName", "WebsiteURL", "RootURL"):
@@ -421,13 +418,13 @@ class SwiftSignal(SwiftResource):
         timeout, count = float(properties["timeout"]), int(properties.get("count") or 1)
         started = time.monotonic()
         while True:
+            signals = self._signals(obj)  # one read of Swift per look
             if time.monotonic() - started > timeout:
-                signals = self._signals(obj)
                 raise self.fail(_timeout_message([s["reason"] for s in signals if s["status"] == SUCCESS], count),
                                 "SwiftSignalTimeout")
-            statuses = [s["status"] for s in self._signals(obj)]
+            statuses = [s["status"] for s in signals]
             if FAILURE in statuses:
-                raise self.fail(";".join(s["reason"] for s in self._signals(obj) if s["status"] == FAILURE),
+                raise self.fail(";".join(s["reason"] for s in signals if s["status"] == FAILURE),
                                 "SwiftSignalFailure")
             unknown = [status for status in statuses if status != SUCCESS]
             if unknown:
