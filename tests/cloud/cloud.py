@@ -368,12 +368,15 @@ def build_swift_rings(cloud: Cloud) -> None:
 # --- the database and the broker ---------------------------------------------------------
 
 def start_mariadb(cloud: Cloud) -> None:
-    datadir = cloud.data / "mysql"
+    datadir, tmpdir = cloud.data / "mysql", cloud.data / "mysql-tmp"
+    # Its temporary tables in a folder of its own: in the shared /tmp, where the tests
+    # beside it come and go, a peer's MariaDB once lost one during its install.
+    tmpdir.mkdir(parents=True, exist_ok=True)
     if not datadir.exists():
         cloud.check(["mariadb-install-db", f"--datadir={datadir}", "--user=root",
                      "--auth-root-authentication-method=normal", "--skip-test-db"],
-                    "mariadb-install")
-    cloud.spawn("mariadb", ["mariadbd", "--no-defaults", f"--datadir={datadir}",
+                    "mariadb-install", {"TMPDIR": str(tmpdir)})
+    cloud.spawn("mariadb", ["mariadbd", "--no-defaults", f"--datadir={datadir}", f"--tmpdir={tmpdir}",
                             f"--socket={cloud.socket}", "--skip-networking", "--user=root",
                             f"--pid-file={cloud.run / 'mysqld.real-pid'}",
                             "--innodb-flush-log-at-trx-commit=0", "--max-connections=1000",

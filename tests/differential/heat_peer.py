@@ -69,6 +69,14 @@ def runnable_copy(peer: Path, venv: Path, into: Path) -> Path:
     return into
 
 
+def private_tmpdir(folder: Path) -> Path:
+    """A temporary folder for the peer's own (its MariaDB's temporary tables): the
+    shared /tmp, where the tests beside it come and go, once cost a CI run the peer's
+    database ("Error on delete of '/tmp/#sql-temptable-...'" during its install)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -97,7 +105,8 @@ class HeatPeer:
     def start(cls, folder: Path, venv: Path, state: Path | None = None) -> HeatPeer:
         port = int(os.environ.get("HEAT_PORT") or free_port())
         state = state or Path(os.environ.get("HEAT_STATE") or f"/tmp/heat-differential-{port}")
-        env = dict(os.environ, HEAT_VENV=str(venv), HEAT_STATE=str(state), HEAT_PORT=str(port))
+        env = dict(os.environ, HEAT_VENV=str(venv), HEAT_STATE=str(state), HEAT_PORT=str(port),
+                   TMPDIR=str(private_tmpdir(Path(f"{state}-tmp"))))
         folder = runnable_copy(folder, venv, Path(f"{state}-peer"))
         # --no-leaf-throttle: Heat's convergence engine sleeps 1 s after starting each
         # leaf resource (a pacing aid, not behaviour); without it a case takes seconds.
@@ -120,6 +129,7 @@ class HeatPeer:
         subprocess.run([str(self.folder / "stop.sh")], env=self.env, capture_output=True,
                        timeout=120, check=False)
         shutil.rmtree(self.folder, ignore_errors=True)  # the copy start made
+        shutil.rmtree(f"{self.state}-tmp", ignore_errors=True)
 
 
 class HeatClient:

@@ -28,7 +28,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "differential"))
 import integration_harness  # noqa: E402  (tests/, put on the path above)
-from heat_peer import free_port, peer_folder, peer_venv, runnable_copy  # noqa: E402  (tests/differential)
+from heat_peer import free_port, peer_folder, peer_venv, private_tmpdir, runnable_copy  # noqa: E402  (tests/differential)
 
 integration = integration_harness.load()
 
@@ -53,7 +53,8 @@ def heat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with (copy / "etc" / "heat.conf").open("a", encoding="utf-8") as conf:
         conf.write("\n" + OVERLAY.read_text(encoding="utf-8"))
     port = free_port()
-    env = {**os.environ, "HEAT_VENV": str(venv), "HEAT_STATE": str(folder / "state"), "HEAT_PORT": str(port)}
+    env = {**os.environ, "HEAT_VENV": str(venv), "HEAT_STATE": str(folder / "state"), "HEAT_PORT": str(port),
+           "TMPDIR": str(private_tmpdir(folder / "tmp"))}
     started = subprocess.run(["bash", str(copy / "start.sh"), "--fresh"], env=env, capture_output=True,
                              text=True, timeout=300, check=False)
     try:
