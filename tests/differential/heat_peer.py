@@ -100,17 +100,19 @@ class HeatPeer:
     state: Path
     port: int
     env: dict[str, str] = field(default_factory=dict)
+    owns_state: bool = False  # a state folder of its own choosing, removed by stop
 
     @classmethod
     def start(cls, folder: Path, venv: Path, state: Path | None = None) -> HeatPeer:
         port = int(os.environ.get("HEAT_PORT") or free_port())
+        owns_state = state is None and not os.environ.get("HEAT_STATE")
         state = state or Path(os.environ.get("HEAT_STATE") or f"/tmp/heat-differential-{port}")
         env = dict(os.environ, HEAT_VENV=str(venv), HEAT_STATE=str(state), HEAT_PORT=str(port),
                    TMPDIR=str(private_tmpdir(Path(f"{state}-tmp"))))
         folder = runnable_copy(folder, venv, Path(f"{state}-peer"))
         # --no-leaf-throttle: Heat's convergence engine sleeps 1 s after starting each
         # leaf resource (a pacing aid, not behaviour); without it a case takes seconds.
-        peer = cls(folder, venv, state, port, env)
+        peer = cls(folder, venv, state, port, env, owns_state)
         try:
             run = subprocess.run([str(folder / "start.sh"), "--fresh", "--no-leaf-throttle"], env=env,
                                  capture_output=True, text=True, timeout=300, check=False)
@@ -130,6 +132,8 @@ class HeatPeer:
                        timeout=120, check=False)
         shutil.rmtree(self.folder, ignore_errors=True)  # the copy start made
         shutil.rmtree(f"{self.state}-tmp", ignore_errors=True)
+        if self.owns_state:  # its database and logs: 115 MB a run, never read again
+            shutil.rmtree(self.state, ignore_errors=True)
 
 
 class HeatClient:
