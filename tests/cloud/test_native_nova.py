@@ -75,6 +75,7 @@ ON_A_PORT = """\
       networks: {value: {get_attr: [on_net, networks]}}
       name: {value: {get_attr: [on_port, name]}}
       show_flavor: {value: {get_attr: [on_port, show, flavor, original_name]}}
+      show_metadata: {value: {get_attr: [on_port, show, metadata]}}
       public_key: {value: {get_attr: [keypair, public_key]}}
 """
 
@@ -242,6 +243,12 @@ def test_servers_on_a_port_and_on_a_network_are_made_renamed_and_deleted_by_id(
     ok(stacks(name, ON_A_PORT, parameters={"key": name, "server_name": f"{name}-web",
                                            "meta": {"tier": 2}}))
     assert member.compute.get_server(physical["on_port"]).metadata == {"tier": "2"}
+    # Metadata set behind the stack: a re-run that changes nothing reads the
+    # outputs again, as Heat's update does (``show`` is never cached).
+    member.compute.set_server_metadata(physical["on_port"], owner="ops")
+    again = ok(stacks(name, ON_A_PORT, parameters={"key": name, "server_name": f"{name}-web",
+                                                   "meta": {"tier": 2}}))
+    assert not again["changed"] and again["outputs"]["show_metadata"] == {"tier": "2", "owner": "ops"}
     # The stack's delete (the fixture's) leaves no server, port or network.
 
 

@@ -23,6 +23,8 @@ from typing import Any
 from ..model.definition import StackDefinition, StackIdentity, written_names
 from ..errors import HotplayError, check_new_stack_name
 from ..run.walk import DEFAULT_WORKERS
+from ..language.functions.base import walk_functions
+from ..language.functions.hot import GetAtt
 from ..model.update_rules import is_unhealthy
 from ..store.locking import stack_lock
 from ..run.hooks import carry_cleared_hooks, pending_hooks, settle_hooks, stepping
@@ -181,6 +183,8 @@ def apply_stack(
                 result, prepared = _converge(store, request, prepared, holder, progress)
             elif prepared.settings_changed and not (settled.failed or request.check_mode):
                 result = _keep_settings_only(store, request, prepared, settled, holder)
+            elif not (settled.failed or settled.changed or request.check_mode):
+                result = _outputs_read_again(store, request, prepared, settled, holder)
             else:
                 result = settled
     if request.graph:
@@ -230,6 +234,38 @@ def _keep_settings_only(store: SealedStore, request: ApplyRequest, prepared: _Pr
                                  prepared.settings.deletion_protection)
         result.stack, result.changed = store.get_stack(current.id), True
     return result
+
+
+def _outputs_read_again(store: SealedStore, request: ApplyRequest, prepared: _Prepared,
+                        result: StackResult, holder: str) -> StackResult:
+    """A re-run with nothing to change still reads the outputs that name an
+    attribute again, as Heat's update that changes nothing does: what is read live
+    (a server's ``show`` or ``console_urls``) may have changed behind the stack.
+    Kept under the stack's lock when it did, so that stack_info says the same."""
+    stack = prepared.existing
+    if stack is None or not _outputs_read_attributes(prepared.definition):
+        return result
+    reading = StackRun(store, stack, _no_events, options=RunOptions(cloud=request.session or CloudSession()))
+    outputs, errors = reading.read_outputs(prepared.definition)
+    if outputs == stack.outputs and errors == stack.output_errors:
+        return result
+    cancel = request.cancel or Cancel()
+    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
+        current = store.find_stack(request.name)
+        if current is None or current.id != stack.id or current.revision != stack.revision:
+            return result  # deleted or changed meanwhile: that run resolved them
+        store.set_stack_outputs(current.id, outputs, errors)
+        result.stack = store.get_stack(current.id)
+    return result
+
+
+def _outputs_read_attributes(definition: StackDefinition) -> bool:
+    return any(isinstance(function, GetAtt) for output in definition.outputs.values() if output.enabled
+               for function in walk_functions(output.value))
+
+
+def _no_events(event: Event) -> None:
+    """Reading the outputs again writes no event (nothing happened to the stack)."""
 
 
 def _prepare(store: SealedStore, request: ApplyRequest) -> _Prepared:

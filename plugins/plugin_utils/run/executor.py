@@ -508,6 +508,16 @@ class StackRun:
         self._finish(definition, action, ok, result.errors)
         return ok
 
+    def read_outputs(self, definition: StackDefinition) -> tuple[dict[str, Any], dict[str, str]]:
+        """The outputs of the stack as it stands, read again and written nowhere:
+        Heat resolves them at every show, so an attribute read live (a server's
+        ``show``, its ``console_urls``) says what the thing is now."""
+        self.definition = definition
+        definition.scope.live = self.live
+        for name, defn in definition.resources.items():
+            self.handlers[name] = handler_for(defn, self.runtime)
+        return resolve_outputs(definition)
+
     def _retire_left_in_progress(self) -> None:
         """A run whose lock was taken over may still be acting: a module it started
         before it froze can finish now and make the thing it claimed (the claim is

@@ -233,6 +233,29 @@ def test_a_container_and_a_bucket_are_made_with_heats_headers_and_attributes(
         "x-container-meta-s3-tag-env": "test", "x-container-read": "demo", "x-container-write": "demo:alice"}
 
 
+def test_a_rerun_that_changes_nothing_reads_the_outputs_again(
+        cloud: FakeSwift, store_url: str, tmp_path: Path) -> None:
+    """Heat's update that changes nothing resolves the outputs again: an attribute
+    read from the cloud says what is there now, in the task's result and the store."""
+    template = _write(tmp_path, CONTAINERS)
+    name = _apply(store_url, template)["outputs"]["id"]
+    cloud.object_request("PUT", f"/{name}/index.html", data=b"<html/>")  # behind the stack
+    again = _apply(store_url, template)
+    assert not again["changed"] and again["stack_status"] == "CREATE_COMPLETE"
+    assert again["outputs"]["count"] == "1"
+    store = open_store(store_url)
+    try:
+        stack = store.find_stack("s")
+        assert stack is not None and stack.outputs["count"] == "1"
+        assert len(store.revisions(stack.id)) == 1, "no revision: nothing was applied"
+    finally:
+        store.close()
+    # Nothing read differs: nothing is written (the stack's lease is not taken).
+    sent = len(cloud.sent)
+    assert _apply(store_url, template)["outputs"]["count"] == "1"
+    assert [call for call in cloud.sent[sent:] if call[0] != "HEAD"] == []
+
+
 def test_a_container_with_objects_is_kept_unless_purge_on_delete(
         cloud: FakeSwift, store_url: str, tmp_path: Path) -> None:
     template = _write(tmp_path, CONTAINERS)
