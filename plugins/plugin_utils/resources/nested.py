@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+import urllib.error
+import urllib.parse
+import urllib.request
 from urllib.parse import quote
 
 from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFailed,
@@ -385,3 +388,83 @@ class HeatStack(NestedStackResource):
 
     def reference_id(self, state: ResourceState) -> Any:
         return state.nested_stack_id or self.name
+
+
+# Heat's max_template_size and template_fetch_timeout (heat.conf's defaults).
+FETCHED_TEMPLATE_MAX = 524288
+FETCH_TIMEOUT = 60
+
+
+@register
+class CloudFormationStack(NestedStackResource):
+    """``AWS::CloudFormation::Stack``: a nested stack whose template is read from
+    ``TemplateURL`` (http or https) whenever the stack is validated, created or
+    updated, as Heat's ``NestedStack`` does; its outputs read as ``Outputs.NAME``."""
+
+    type_name = "AWS::CloudFormation::Stack"
+    properties_schema = {
+        "TemplateURL": PropertySchema("string", "The URL of a template that specifies the stack to be "
+                                      "created as a resource.", required=True, update_allowed=True),
+        "TimeoutInMinutes": PropertySchema("integer", "The length of time, in minutes, to wait for the "
+                                           "nested stack creation.", update_allowed=True),
+        "Parameters": PropertySchema("map", "The set of parameters passed to this nested stack.",
+                                     update_allowed=True),
+    }
+    attributes_schema: dict[str, AttributeSchema] = {}
+
+    def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
+        url = str(properties["TemplateURL"])
+        try:
+            text = fetch_template(url)
+        except OSError as error:
+            # Validation names the place (resources.NAME<nested_stack>), as Heat's.
+            raise StackValidationFailed(f"Could not fetch remote template '{url}': {error}") from None
+        data = load_template_yaml(text, url)
+        if not isinstance(data, Mapping):
+            raise StackValidationFailed("The template is not a JSON object or YAML mapping.", source=url)
+        # The parent's files are the child's, as Heat's create_with_template gives them.
+        return TemplateSource(url, dict(data), dict(self.runtime.files))
+
+    def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(properties.get("Parameters") or {})
+
+    def attribute_names(self) -> frozenset[str] | None:
+        return None  # Outputs.NAME, for any output of the child
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """Heat's ``NestedStack.get_attribute``: only ``Outputs.NAME``, of an output
+        the child has."""
+        output = name.partition(".")[2] if name.startswith("Outputs.") else None
+        outputs = self.outputs(state)
+        if output is None or output not in outputs:
+            raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
+        failed = self.output_errors(state).get(output)
+        if failed is not None:
+            raise TemplateOutputError.of(self.name, output, failed)
+        return outputs[output]
+
+    def reference_id(self, state: ResourceState) -> Any:
+        """The child stack's ARN, as Heat's ``get_reference_id``."""
+        if not state.nested_stack_id:
+            return self.name
+        child = self.runtime.store.get_stack(state.nested_stack_id)
+        return stack_arn(child.name, child.id)
+
+
+def fetch_template(url: str) -> str:
+    """The text at ``url``, as Heat's ``urlfetch.get`` reads a template: http or
+    https only, at most FETCHED_TEMPLATE_MAX bytes; OSError with Heat's words."""
+    scheme = urllib.parse.urlparse(url).scheme
+    if scheme not in ("http", "https"):
+        raise OSError(f"Invalid URL scheme {scheme}")
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310 (scheme checked above)
+            data = answer.read(FETCHED_TEMPLATE_MAX + 1)
+    except urllib.error.HTTPError as refused:
+        refused.close()  # it holds the answer's connection
+        raise OSError(f"Failed to retrieve template from {url}") from None
+    except (OSError, ValueError):
+        raise OSError(f"Failed to retrieve template from {url}") from None
+    if len(data) > FETCHED_TEMPLATE_MAX:
+        raise OSError(f"Template exceeds maximum allowed size ({FETCHED_TEMPLATE_MAX} bytes)")
+    return data.decode("utf-8", errors="replace")
