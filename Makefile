@@ -7,7 +7,7 @@ BUILD := .build
 COLLECTIONS := $(BUILD)/collections
 DEV_LINK := $(COLLECTIONS)/ansible_collections/hotplay/stacks
 
-.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud sanity bench fuzz differential stress docs clean
+.PHONY: venv install demo test test-deps heat-peer unit integration cloud-test bench-cloud bench-small sanity bench fuzz differential stress docs clean
 
 venv: $(BIN)/.installed
 
@@ -68,6 +68,12 @@ bench: install test-deps
 # with a port and a volume, created, updated and deleted by both (benchmarks/bench_cloud.py).
 bench-cloud: install heat-peer
 	bash scripts/cloud.sh bench
+
+# The stacks most people run (one server; one with a volume) and the 20-server one,
+# each phase by hotplay, Heat and an ideal openstacksdk client, median of 3, with
+# where each one's time went (benchmarks/bench_small.py).
+bench-small: install heat-peer
+	bash scripts/cloud.sh bench-small
 
 # The long bad-input run: the whole corpus with figures, and fuzzing with
 # HOTPLAY_FUZZ_EXAMPLES (default 5000) examples per property (docs/security.md).

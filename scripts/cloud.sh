@@ -14,6 +14,9 @@
 #   scripts/cloud.sh test      deps, start, the tests marked openstack_cloud, stop
 #   scripts/cloud.sh bench ARGS...   deps, start, benchmarks/bench_cloud.py (hotplay
 #                              against the real Heat engine on the cloud), stop
+#   scripts/cloud.sh bench-small ARGS...   deps, start, benchmarks/bench_small.py (a
+#                              one-server stack, one with a volume, 20 servers: hotplay,
+#                              Heat and an ideal openstacksdk client, with profiles), stop
 #   scripts/cloud.sh openstack ARGS...   the openstack CLI, pointed at the cloud
 #
 # HOTPLAY_CLOUD_DIR overrides .build/cloud.
@@ -116,15 +119,17 @@ case "${1:-}" in
   status) exec "$venv/bin/python" tests/cloud/cloud.py status "$dir" ;;
   openstack) shift
     OS_CLIENT_CONFIG_FILE=$dir/clouds.yaml OS_CLOUD=hotplay exec "$venv/bin/openstack" "$@" ;;
-  test | bench)
+  test | bench | bench-small)
     "$0" deps
     trap '"$venv/bin/python" tests/cloud/cloud.py stop "$dir"' EXIT
     fresh_start
     export HOTPLAY_CLOUD_DIR=$dir HOTPLAY_OPENSTACK_COLLECTIONS=$collections
     if [[ $1 == test ]]; then
       bash scripts/test.sh cloud
-    else
+    elif [[ $1 == bench ]]; then
       .venv/bin/python benchmarks/bench_cloud.py "${@:2}"
+    else
+      .venv/bin/python benchmarks/bench_small.py "${@:2}"
     fi ;;
   *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac
