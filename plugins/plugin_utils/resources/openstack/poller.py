@@ -27,17 +27,19 @@ from typing import Any
 
 # How long a poll waits for other waits to join it before it asks.
 GATHER = 0.05
-FIRST_DELAY = 0.25
-BACKOFF = 1.6
+FIRST_DELAY = 0.1
+BACKOFF = 1.5
 # A thing ready is seen at most this long after (plus a poll's own time): each
 # step of a chain of waits (a server ACTIVE, then its volume attached) is late by
 # up to that much.  Heat looks at each resource every second; a shared poll asks
 # about all of them for the cost of one look, and one poll of a collection at a
-# time is ever under way, so a slow cloud slows the polls down by itself.  Half a
-# second: at 1 s, the 20-server benchmark's attachments were sent a median 2.05 s
-# after their server and volume were ready (a poll on a busy Nova takes 0.5-1.7 s
-# itself), and a create or delete is a chain of three or four such waits.
-MAX_DELAY = 0.5
+# time is ever under way, so a slow cloud slows the polls down by itself.  At 1 s,
+# the 20-server benchmark's attachments were sent a median 2.05 s after their
+# server and volume were ready (a poll on a busy Nova takes 0.5-1.7 s itself), and
+# a create or delete is a chain of three or four such waits; at 0.25 s then 0.5 s,
+# a one-server create saw its server ACTIVE up to 0.7 s late (bench_small.py),
+# where a client polling every 0.1 s sees it within 0.2 s.
+MAX_DELAY = 0.3
 # Ids per list call: query strings stay well under what proxies accept.
 IDS_PER_CALL = 40
 # How often a waiter waiting for a poll checks that its run was not cancelled.
