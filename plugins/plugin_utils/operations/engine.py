@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model.definition import StackDefinition, StackIdentity, written_names
-from ..errors import HotplayError, check_new_stack_name
+from ..errors import HotplayError, StackLocked, check_new_stack_name
 from ..run.walk import DEFAULT_WORKERS
 from ..language.functions.base import walk_functions
 from ..language.functions.hot import GetAtt
@@ -249,13 +249,15 @@ def _outputs_read_again(store: SealedStore, request: ApplyRequest, prepared: _Pr
     outputs, errors = reading.read_outputs(prepared.definition)
     if outputs == stack.outputs and errors == stack.output_errors:
         return result
+    result.stack = replace(stack, outputs=outputs, output_errors=errors)
     cancel = request.cancel or Cancel()
-    with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
-        current = store.find_stack(request.name)
-        if current is None or current.id != stack.id or current.revision != stack.revision:
-            return result  # deleted or changed meanwhile: that run resolved them
-        store.set_stack_outputs(current.id, outputs, errors)
-        result.stack = store.get_stack(current.id)
+    try:
+        with stack_lock(store, request.name, holder, request.lock_timeout, cancel.event, cancel.trigger):
+            current = store.find_stack(request.name)
+            if current is not None and current.id == stack.id and current.revision == stack.revision:
+                store.set_stack_outputs(current.id, outputs, errors)
+    except StackLocked:
+        pass  # another job is changing the stack: its run resolves the outputs
     return result
 
 

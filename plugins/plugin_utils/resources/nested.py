@@ -11,11 +11,11 @@ stack in the store with its own resources and events, named like Heat's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import quote
 
 from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFailed,

@@ -255,6 +255,18 @@ def test_a_rerun_that_changes_nothing_reads_the_outputs_again(
     assert _apply(store_url, template)["outputs"]["count"] == "1"
     assert [call for call in cloud.sent[sent:] if call[0] != "HEAD"] == []
 
+    # Another job holds the stack: the task still says what is there now, and
+    # leaves the store to that job's run.
+    cloud.object_request("PUT", f"/{name}/more.html", data=b"<html/>")
+    store = open_store(store_url)
+    try:
+        store.acquire_lock("s", "another job")
+        assert _apply(store_url, template)["outputs"]["count"] == "2"
+        stack = store.find_stack("s")
+        assert stack is not None and stack.outputs["count"] == "1"
+    finally:
+        store.close()
+
 
 def test_a_container_with_objects_is_kept_unless_purge_on_delete(
         cloud: FakeSwift, store_url: str, tmp_path: Path) -> None:
