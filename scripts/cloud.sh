@@ -17,6 +17,9 @@
 #   scripts/cloud.sh bench-small ARGS...   deps, start, benchmarks/bench_small.py (a
 #                              one-server stack, one with a volume, 20 servers: hotplay,
 #                              Heat and an ideal openstacksdk client, with profiles), stop
+#   scripts/cloud.sh bench-scaling ARGS...   deps, start, benchmarks/bench_scaling_cloud.py
+#                              (a group of 20 servers scaled to 40 and back by signals,
+#                              hotplay and Heat), stop
 #   scripts/cloud.sh openstack ARGS...   the openstack CLI, pointed at the cloud
 #
 # HOTPLAY_CLOUD_DIR overrides .build/cloud.
@@ -119,7 +122,7 @@ case "${1:-}" in
   status) exec "$venv/bin/python" tests/cloud/cloud.py status "$dir" ;;
   openstack) shift
     OS_CLIENT_CONFIG_FILE=$dir/clouds.yaml OS_CLOUD=hotplay exec "$venv/bin/openstack" "$@" ;;
-  test | bench | bench-small)
+  test | bench | bench-small | bench-scaling)
     "$0" deps
     trap '"$venv/bin/python" tests/cloud/cloud.py stop "$dir"' EXIT
     fresh_start
@@ -128,6 +131,8 @@ case "${1:-}" in
       bash scripts/test.sh cloud
     elif [[ $1 == bench ]]; then
       .venv/bin/python benchmarks/bench_cloud.py "${@:2}"
+    elif [[ $1 == bench-scaling ]]; then
+      .venv/bin/python benchmarks/bench_scaling_cloud.py "${@:2}"
     else
       .venv/bin/python benchmarks/bench_small.py "${@:2}"
     fi ;;
