@@ -410,7 +410,6 @@ class CloudFormationStack(NestedStackResource):
         "Parameters": PropertySchema("map", "The set of parameters passed to this nested stack.",
                                      update_allowed=True),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
 
     def child_template(self, properties: Mapping[str, Any]) -> TemplateSource:
         url = str(properties["TemplateURL"])
@@ -459,7 +458,7 @@ def fetch_template(url: str) -> str:
         raise OSError(f"Invalid URL scheme {scheme}")
     try:
         with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310 (scheme checked above)
-            data = answer.read(FETCHED_TEMPLATE_MAX + 1)
+            data: bytes = answer.read(FETCHED_TEMPLATE_MAX + 1)
     except urllib.error.HTTPError as refused:
         refused.close()  # it holds the answer's connection
         raise OSError(f"Failed to retrieve template from {url}") from None
