@@ -414,18 +414,38 @@ def connection(clouds: str) -> Any:
         config=openstack.config.OpenStackConfig(config_files=[clouds]).get_one(cloud="hotplay"))
 
 
-def main() -> int:
-    args = arguments()
+@dataclass(frozen=True)
+class BenchCloud:
+    """The test cloud a benchmark runs on, and what it runs with."""
+
+    folder: Path
+    venv: Path | None  # Heat's (None: without Heat)
+    env: dict[str, str]  # ansible-playbook's environment
+    clouds: str  # the cloud's clouds.yaml
+
+
+def bench_cloud(no_heat: bool, make_target: str) -> BenchCloud | None:
+    """The cloud from HOTPLAY_CLOUD_DIR and HOTPLAY_OPENSTACK_COLLECTIONS, Heat's venv
+    unless ``no_heat``; None (and why, on stderr) when one is missing."""
     cloud_dir, collections = os.environ.get("HOTPLAY_CLOUD_DIR"), os.environ.get("HOTPLAY_OPENSTACK_COLLECTIONS")
-    venv = None if args.no_heat else peer_venv()
-    if not cloud_dir or not collections or (venv is None and not args.no_heat):
+    venv = None if no_heat else peer_venv()
+    if not cloud_dir or not collections or (venv is None and not no_heat):
         print("needs the test cloud up (HOTPLAY_CLOUD_DIR, HOTPLAY_OPENSTACK_COLLECTIONS: "
-              "`make bench-cloud` sets them) and Heat installed (`make heat-peer`)", file=sys.stderr)
-        return 2
+              f"`{make_target}` sets them) and Heat installed (`make heat-peer`)", file=sys.stderr)
+        return None
     clouds = str(Path(cloud_dir) / "clouds.yaml")
     env = {**os.environ, "OS_CLIENT_CONFIG_FILE": clouds, "OS_CLOUD": "hotplay",
            "ANSIBLE_COLLECTIONS_PATH": f"{INSTALLED}:{collections}", "ANSIBLE_NOCOLOR": "1"}
-    conn = connection(clouds)
+    return BenchCloud(Path(cloud_dir), venv, env, clouds)
+
+
+def main() -> int:
+    args = arguments()
+    found = bench_cloud(args.no_heat, "make bench-cloud")
+    if found is None:
+        return 2
+    cloud_dir, venv, env = found.folder, found.venv, found.env
+    conn = connection(found.clouds)
     raise_quotas(conn, args.servers)
     body = template(args.servers)
     log_dir = Path(cloud_dir) / "log"

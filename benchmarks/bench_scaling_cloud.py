@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests" / "cloud"), str(REPO / "tests" / "differential"), str(REPO / "benchmarks")]
 import bench_cloud  # noqa: E402  (benchmarks)
 import heat_on_cloud  # noqa: E402  (tests/cloud)
-from heat_peer import HeatClient, peer_venv  # noqa: E402  (tests/differential)
+from heat_peer import HeatClient  # noqa: E402  (tests/differential)
 
 MEMBER = {
     "heat_template_version": "2018-08-31",
@@ -155,16 +155,11 @@ def main() -> int:
     parser.add_argument("--servers", type=int, default=20)
     parser.add_argument("--no-heat", action="store_true")
     args = parser.parse_args()
-    cloud_dir, collections = os.environ.get("HOTPLAY_CLOUD_DIR"), os.environ.get("HOTPLAY_OPENSTACK_COLLECTIONS")
-    venv = None if args.no_heat else peer_venv()
-    if not cloud_dir or not collections or (venv is None and not args.no_heat):
-        print("needs the test cloud up (HOTPLAY_CLOUD_DIR, HOTPLAY_OPENSTACK_COLLECTIONS) and Heat installed",
-              file=sys.stderr)
+    found = bench_cloud.bench_cloud(args.no_heat, "scripts/cloud.sh bench-scaling")
+    if found is None:
         return 2
-    clouds = str(Path(cloud_dir) / "clouds.yaml")
-    env = {**os.environ, "OS_CLIENT_CONFIG_FILE": clouds, "OS_CLOUD": "hotplay",
-           "ANSIBLE_COLLECTIONS_PATH": f"{bench_cloud.INSTALLED}:{collections}", "ANSIBLE_NOCOLOR": "1"}
-    conn = bench_cloud.connection(clouds)
+    cloud_dir, venv, env = found.folder, found.venv, found.env
+    conn = bench_cloud.connection(found.clouds)
     bench_cloud.raise_quotas(conn, 2 * args.servers)
     network = conn.network.create_network(name=f"bench-asg-{os.getpid()}")
     conn.network.create_subnet(network_id=network.id, cidr="10.39.0.0/22", ip_version=4)

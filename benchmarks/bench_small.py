@@ -59,7 +59,7 @@ import bench_cloud  # noqa: E402  (benchmarks)
 import cloud_logs  # noqa: E402  (benchmarks)
 import heat_on_cloud  # noqa: E402  (tests/cloud)
 import ideal_client  # noqa: E402  (benchmarks)
-from heat_peer import HeatClient, peer_venv  # noqa: E402  (tests/differential)
+from heat_peer import HeatClient  # noqa: E402  (tests/differential)
 
 PHASES = ("create", "update", "delete")
 SIDES = ("hotplay", "Heat", "ideal")
@@ -265,16 +265,11 @@ def arguments() -> argparse.Namespace:
 
 def main() -> int:  # pylint: disable=too-many-locals
     args = arguments()
-    cloud_dir, collections = os.environ.get("HOTPLAY_CLOUD_DIR"), os.environ.get("HOTPLAY_OPENSTACK_COLLECTIONS")
-    venv = None if args.no_heat else peer_venv()
-    if not cloud_dir or not collections or (venv is None and not args.no_heat):
-        print("needs the test cloud up (HOTPLAY_CLOUD_DIR, HOTPLAY_OPENSTACK_COLLECTIONS: "
-              "`scripts/cloud.sh bench-small` sets them) and Heat installed (`make heat-peer`)", file=sys.stderr)
+    found = bench_cloud.bench_cloud(args.no_heat, "make bench-small")
+    if found is None:
         return 2
-    clouds = str(Path(cloud_dir) / "clouds.yaml")
-    env = {**os.environ, "OS_CLIENT_CONFIG_FILE": clouds, "OS_CLOUD": "hotplay",
-           "ANSIBLE_COLLECTIONS_PATH": f"{bench_cloud.INSTALLED}:{collections}", "ANSIBLE_NOCOLOR": "1"}
-    conn = bench_cloud.connection(clouds)
+    cloud_dir, venv, env = found.folder, found.venv, found.env
+    conn = bench_cloud.connection(found.clouds)
     bench_cloud.raise_quotas(conn, 20)
     log_dir = Path(cloud_dir) / "log"
     kinds = [name for name in args.stacks.split(",") if name]
