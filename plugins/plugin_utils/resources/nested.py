@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -453,16 +452,20 @@ class CloudFormationStack(NestedStackResource):
 def fetch_template(url: str) -> str:
     """The text at ``url``, as Heat's ``urlfetch.get`` reads a template: http or
     https only, at most FETCHED_TEMPLATE_MAX bytes; OSError with Heat's words."""
+    # Imported here: every run would pay for ansible's HTTP client otherwise.
+    from ansible.module_utils.urls import (  # pylint: disable=import-outside-toplevel
+        ConnectionError as UrlConnectionError, open_url)
+
     scheme = urllib.parse.urlparse(url).scheme
     if scheme not in ("http", "https"):
         raise OSError(f"Invalid URL scheme {scheme}")
     try:
-        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310 (scheme checked above)
+        with open_url(url, timeout=FETCH_TIMEOUT) as answer:
             data: bytes = answer.read(FETCHED_TEMPLATE_MAX + 1)
     except urllib.error.HTTPError as refused:
         refused.close()  # it holds the answer's connection
         raise OSError(f"Failed to retrieve template from {url}") from None
-    except (OSError, ValueError):
+    except (OSError, ValueError, UrlConnectionError):
         raise OSError(f"Failed to retrieve template from {url}") from None
     if len(data) > FETCHED_TEMPLATE_MAX:
         raise OSError(f"Template exceeds maximum allowed size ({FETCHED_TEMPLATE_MAX} bytes)")

@@ -533,13 +533,12 @@ class StackRun:
         create aborted (FAILED, still with no id: its notes are all there is to find
         the thing by).  These are deleted now, before anything is made again: a
         server the lost run made holds the ports, the name or the volume that its
-        replacement needs."""
+        replacement needs.  So is what an earlier run retired so and did not delete
+        (killed in that very delete): a subnet made again beside it overlaps it."""
         making = [name for name, record in self.records.items()
                   if _left_making(record, self.options.taken_over) and not record.nested_stack_id]
-        if not making:
-            return  # the usual apply: nothing left, no query of the retired rows
-        taken = {stored.state.name for stored in self.store.retired_resources(self.stack.id)
-                 if stored.retired_in == self.options.revision}
+        retired = self.store.retired_resources(self.stack.id)
+        taken = {stored.state.name for stored in retired if stored.retired_in == self.options.revision}
         left = []
         for name in making:
             if name not in taken:
@@ -547,8 +546,11 @@ class StackRun:
                 left.append(name)
                 with self._states_lock:
                     del self.records[name]
-        for stored in self.store.retired_resources(self.stack.id):
-            if stored.state.name in left and stored.retired_in == self.options.revision:
+        if left:
+            retired = self.store.retired_resources(self.stack.id)
+        for stored in retired:
+            if (stored.state.name in left and stored.retired_in == self.options.revision) or (
+                    stored.retired_in < self.options.revision and left_by_lost_run(stored.state)):
                 self._delete_retired_one(stored)  # a failure is its event; the end of the run tries again
 
     # -- secrets -------------------------------------------------------------------------

@@ -88,6 +88,25 @@ def test_what_a_killed_create_recorded_is_deleted_before_it_is_made_again_and_on
     assert store.retired_resources(stack.id) == []  # deleted again, then forgotten
 
 
+def test_what_a_run_killed_in_its_delete_left_retired_is_deleted_before_it_is_made_again(
+        store: Any, killed_job: Any, tmp_path: Path) -> None:
+    """The run that took over retired the killed create's thing and was killed in
+    its delete: the retired row is all there is of it, and the next run deletes it
+    before it makes the resource again (the campaign's subnet: one made beside it
+    overlaps it, "Requested subnet ... overlaps with another subnet")."""
+    apply(store, tmp_path, "job 1")
+    killed_while_making(killed_job, {"creating_name": "web-made-abcdefghijkl"})
+    stack = killed_job.find_stack("web")
+    killed_job.retire_resource(stack.id, "made", stack.revision)  # job 2, killed then
+    before = len(made_events(store))
+    result = apply(store, tmp_path, "job 3").as_dict()
+    assert result["stack_status"] == "UPDATE_COMPLETE", result["stack_status_reason"]
+    assert made_events(store)[before:][:3] == [("DELETE", "IN_PROGRESS"), ("DELETE", "COMPLETE"),
+                                               ("CREATE", "IN_PROGRESS")]
+    apply(store, tmp_path, "job 4")
+    assert store.retired_resources(stack.id) == []  # deleted again, then forgotten
+
+
 def test_a_create_aborted_with_notes_and_no_id_is_deleted_before_it_is_made_again(
         store: Any, killed_job: Any, tmp_path: Path) -> None:
     """A run that lived on long enough to record its create aborted (FAILED) while the
