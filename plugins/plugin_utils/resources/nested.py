@@ -179,6 +179,21 @@ class NestedStackResource(Resource):
             return {}
         return self.runtime.store.get_stack(state.nested_stack_id).output_errors
 
+    def output_value(self, state: ResourceState, name: str) -> Any:
+        """One output of the child as ``get_attr`` reads it (Heat's ``get_output``):
+        an output that failed raises its error."""
+        failed = self.output_errors(state).get(name)
+        if failed is not None:
+            raise TemplateOutputError.of(self.name, name, failed)
+        return self.outputs(state).get(name)
+
+    def child_arn(self, state: ResourceState) -> str:
+        """The child stack's ARN (the resource's name before it has one)."""
+        if not state.nested_stack_id:
+            return self.name
+        child = self.runtime.store.get_stack(state.nested_stack_id)
+        return stack_arn(child.name, child.id)
+
     def members(self, state: ResourceState) -> list[tuple[str, ResourceState]]:
         """The child stack's resources, in template order."""
         if not state.nested_stack_id:
@@ -306,10 +321,7 @@ class TemplateResource(NestedStackResource):
             # (TemplateResource overrides get_attribute): an output error, or the
             # stack fails before the resource that reads it starts.
             raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
-        failed = self.output_errors(state).get(name)
-        if failed is not None:
-            raise TemplateOutputError.of(self.name, name, failed)
-        return self.outputs(state).get(name)
+        return self.output_value(state, name)
 
     def reference_id(self, state: ResourceState) -> Any:
         """Heat's TemplateResource.get_reference_id: the ``OS::stack_id`` output when
@@ -319,10 +331,7 @@ class TemplateResource(NestedStackResource):
             return outputs["OS::stack_id"]
         if state.data.get(ADOPTED_ID):  # Heat's resource adopted, its template's id unknown
             return state.data[ADOPTED_ID]
-        if not state.nested_stack_id:
-            return self.name
-        child = self.runtime.store.get_stack(state.nested_stack_id)
-        return stack_arn(child.name, child.id)
+        return self.child_arn(state)
 
 
 def stack_arn(name: str, stack_id: str) -> str:
@@ -433,20 +442,13 @@ class CloudFormationStack(NestedStackResource):
         """Heat's ``NestedStack.get_attribute``: only ``Outputs.NAME``, of an output
         the child has."""
         output = name.partition(".")[2] if name.startswith("Outputs.") else None
-        outputs = self.outputs(state)
-        if output is None or output not in outputs:
+        if output is None or output not in self.outputs(state):
             raise InvalidAttribute(f"The Referenced Attribute ({self.name} {name}) is incorrect.")
-        failed = self.output_errors(state).get(output)
-        if failed is not None:
-            raise TemplateOutputError.of(self.name, output, failed)
-        return outputs[output]
+        return self.output_value(state, output)
 
     def reference_id(self, state: ResourceState) -> Any:
         """The child stack's ARN, as Heat's ``get_reference_id``."""
-        if not state.nested_stack_id:
-            return self.name
-        child = self.runtime.store.get_stack(state.nested_stack_id)
-        return stack_arn(child.name, child.id)
+        return self.child_arn(state)
 
 
 def fetch_template(url: str) -> str:
