@@ -73,7 +73,8 @@ class Environment:
     registry: ResourceRegistry = EMPTY_REGISTRY
     source: str = ""
 
-    def for_nested(self, resource_name: str, type_name: str | None = None) -> "Environment":
+    def for_nested(self, resource_name: str, type_name: str | None = None,
+                   mappings: Mapping[str, str] | None = None) -> "Environment":
         """What a nested stack created by resource ``resource_name`` sees.
 
         As Heat's ``get_child_environment``: ``parameter_defaults`` and event sinks
@@ -81,13 +82,17 @@ class Environment:
         properties as parameters instead); the registry's ``resources`` entries
         are narrowed to those for ``resource_name``.  ``type_name`` (the resource's
         type as written) lets the registry drop the entry that made it a
-        provider template, as Heat does.
+        provider template, as Heat does.  ``mappings``: type mappings the nested
+        stack's own environment adds (Heat's ``child_params``), loaded last.
         """
+        registry = self.registry.nested(resource_name, type_name)
+        if mappings:
+            registry = registry.layered(dict(mappings), self.source)
         return Environment(
             parameters={},
             parameter_defaults=copy.deepcopy(dict(self.parameter_defaults)),
             event_sinks=self.event_sinks,
-            registry=self.registry.nested(resource_name, type_name),
+            registry=registry,
             source=self.source,
         )
 

@@ -484,7 +484,8 @@ class _Previewer:
         try:
             return StackDefinition(
                 handler.child_template(after),
-                parent.environment.for_nested(name, parent.resources[name].type),
+                parent.environment.for_nested(name, parent.resources[name].type,
+                                              getattr(handler, "child_registry", dict)()),
                 handler.child_parameters(after), identity, files=parent.files,
             )
         except TemplateError:

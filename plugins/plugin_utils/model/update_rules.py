@@ -135,6 +135,9 @@ def decide(store: Store, declared: Any, handler: Resource, record: ResourceState
     other = definition_changes(declared, record) + (["depends_on changed"] if requires_changed else [])
     if not changed and not other:
         return Decision(UPDATED, repair) if repair else Decision(UNCHANGED)
+    if "metadata changed" in other and getattr(handler, "replaced_when_metadata_changes", False):
+        # Heat's needs_replace_with_tmpl_diff (a launch configuration).
+        return Decision(REPLACED, f"metadata changed and {record.type} is replaced when it does")
     described = ", ".join(known.describe(key) for key in changed)
     replace = handler.replacement_reason(record.properties, {**properties, **known.partial}) \
         if changed else None

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import HotplayError
 from ..model.plan import Plan
 from ..resources.autoscaling import (CFN_EXACT_CAPACITY, AutoScalingGroup, NoScaling, ScalingPolicy,
-                                     group_size, live_members, signal_details)
+                                     group_size, group_sizes, live_members, signal_details)
 from ..resources.base import resource_class
 from ..resources.runtime import ScaleStep
 from ..store.base import StackRecord, Store, StoredResource
@@ -56,7 +56,10 @@ def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[s
     policy = found.stored.state
     path = signal.policy.strip("/")
     parent = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    reference = str(policy.properties.get("auto_scaling_group_id"))
+    policy_cls = resource_class(policy.implementation or policy.type)
+    wanted = (policy_cls if isinstance(policy_cls, type) and issubclass(policy_cls, ScalingPolicy)
+              else ScalingPolicy).hot_properties(policy.properties)
+    reference = str(wanted.get("auto_scaling_group_id"))
     group = _group_by_reference(store.resources(found.stack_id), reference)
     if group is None:
         raise HotplayError(f"Alarm {policy.name} could not find scaling group named \"{reference}\"")
@@ -64,7 +67,7 @@ def scale_step(store: Store, stack: StackRecord, signal: ScaleSignal) -> tuple[s
     if state.status != "COMPLETE":
         raise NoScaling(f"{parent}{state.name} is {state.action}_{state.status}: a group scales only "
                         "when its last action completed")
-    step = ScalingPolicy.adjustment(group_size(store, state), policy.properties, state.properties.get("cooldown"),
+    step = ScalingPolicy.adjustment(group_size(store, state), wanted, group_sizes(state)["cooldown"],
                                     state.data, f"{parent}{state.name}")
     return f"{parent}{state.name}", step
 
@@ -107,7 +110,7 @@ def sizes_to_restore(store: Store, stack: StackRecord, outcome: Mapping[str, Any
                    and not str(entry.get("status", "")).endswith("FAILED"))
         now = len(live_members(store, state))
         if then != now:
-            steps[state.name] = ScaleStep(then, state.properties.get("cooldown"),
+            steps[state.name] = ScaleStep(then, group_sizes(state)["cooldown"],
                                           f"{CFN_EXACT_CAPACITY} : {then}", now)
     return steps
 

@@ -13,6 +13,7 @@ type through its handler and the type reaches them through its runtime.
 # One import per family.
 from . import (  # noqa: F401
     autoscaling,
+    aws_autoscaling,
     deployment_group,
     group,
     heat_misc,

@@ -40,7 +40,8 @@ from ..errors import HotplayError, InvalidAttribute, StackValidationFailed
 from ..language.functions.hot import select_path
 from ..language.template.loader import TemplateSource
 from ..limits import MAX_RESOURCES_PER_STACK
-from .base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, handler_for, register
+from .base import (AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, handler_for, register,
+                   resource_class)
 from .group import (ROLLING_UPDATE_SCHEMA, GroupResource, _has_definition, _loadable, _member_attribute_path,
                     _no_member)
 from .nested import child_runtime
@@ -153,8 +154,17 @@ def live_members(store: Any, group: ResourceState) -> list[ResourceState]:
 
 def group_size(store: Any, group: ResourceState) -> GroupSize:
     """A group's size and bounds, as its record has them."""
-    return GroupSize(len(live_members(store, group)), int(group.properties["min_size"]),
-                     int(group.properties["max_size"]))
+    sizes = group_sizes(group)
+    return GroupSize(len(live_members(store, group)), int(sizes["min_size"]), int(sizes["max_size"]))
+
+
+def group_sizes(group: ResourceState) -> dict[str, Any]:
+    """A group's ``min_size``, ``max_size``, ``desired_capacity`` and ``cooldown``,
+    whatever its type names them."""
+    cls = resource_class(group.implementation or group.type)
+    sizes: dict[str, Any] = (cls if isinstance(cls, type) and issubclass(cls, AutoScalingGroup)
+                             else AutoScalingGroup).sizes(group.properties)
+    return sizes
 
 
 @register
@@ -199,6 +209,33 @@ class AutoScalingGroup(GroupResource):
     def bind_current(self, state: ResourceState | None) -> None:
         super().bind_current(state)
         self._noted = None
+
+    # -- what the AWS groups name otherwise (aws_autoscaling.py) -------------------------
+    @classmethod
+    def sizes(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """``min_size``, ``max_size``, ``desired_capacity`` and ``cooldown``."""
+        return {key: properties.get(key) for key in ("min_size", "max_size", "desired_capacity", "cooldown")}
+
+    def rolling_policy(self, properties: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``max_batch_size``, ``min_in_service`` and ``pause_time`` (seconds) of a
+        rolling update."""
+        return properties.get("rolling_updates") or {}
+
+    def new_member(self, properties: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The definition members get from these properties."""
+        return self.member_definition(properties)
+
+    def previous_member(self) -> dict[str, Any] | None:
+        """The definition the last apply gave members (None: not known)."""
+        return self.member_definition(self.current.properties if self.current else None)
+
+    def member_changed(self, previous: Mapping[str, Any], properties: Mapping[str, Any]) -> bool:
+        """Whether an update rolls the new definition across the members."""
+        return previous.get("resource") != properties.get("resource")
+
+    def group_data(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """What the group keeps in its data besides its members and cooldown."""
+        return {}
 
     # -- validation ---------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:
@@ -252,7 +289,7 @@ class AutoScalingGroup(GroupResource):
         rolling update's passes and the resize played on the members' names, as
         ``_converge`` runs them."""
         child_id = self.current.nested_stack_id if self.current is not None else None
-        new = self.member_definition(properties) or {}
+        new = self.new_member(properties) or {}
         members = {m.name: m for m in self.ordered_members(child_id)}
         state = [(name, _has_definition(member, new)) for name, member in members.items()]
         names = self._fresh_names(set(members))
@@ -272,17 +309,17 @@ class AutoScalingGroup(GroupResource):
         step = self.runtime.scaled_size(self.name)
         if step is not None:
             return step.capacity
+        sizes = self.sizes(properties)
         if self.current is None or not self.current.nested_stack_id:
-            return int(properties.get("desired_capacity") or properties["min_size"])
-        wanted = properties.get("desired_capacity") or live
-        return new_capacity(live, wanted, EXACT_CAPACITY, None,
-                            int(properties["min_size"]), int(properties["max_size"]))
+            return int(sizes["desired_capacity"] or sizes["min_size"])
+        wanted = sizes["desired_capacity"] or live
+        return new_capacity(live, wanted, EXACT_CAPACITY, None, int(sizes["min_size"]), int(sizes["max_size"]))
 
     def _pass_template(self, child_id: str | None, properties: Mapping[str, Any], size: int,
                        updates: int) -> tuple[TemplateSource, frozenset[str]]:
         """One pass (Heat's ``_create_template(size, updates)``): the last ``size``
         members kept, new ones added, ``updates`` of them given the new definition."""
-        new = self.member_definition(properties) or {}
+        new = self.new_member(properties) or {}
         members = {m.name: m for m in self.ordered_members(child_id)}
         state = [(name, _has_definition(member, new)) for name, member in members.items()]
         chosen = scaled_members(state, size, updates, self._fresh_names(set(members)))
@@ -293,8 +330,8 @@ class AutoScalingGroup(GroupResource):
                      properties: Mapping[str, Any]) -> tuple[TemplateSource, frozenset[str]]:
         """The child template of ``planned`` members (name, whether it gets the new
         definition); a member whose definition is known neither way is held as it is."""
-        new = self.member_definition(properties) or {}
-        previous = self.member_definition(self.current.properties if self.current else None)
+        new = self.new_member(properties) or {}
+        previous = self.previous_member()
         resources: dict[str, Any] = {}
         hold: set[str] = set()
         for name, gets_new in planned:
@@ -334,13 +371,14 @@ class AutoScalingGroup(GroupResource):
             nested.name, parent_id=self.runtime.stack_id, parent_resource=self.name,
             stack_id=nested.id)
         self.runtime.note_nested_stack(self.name, child.id)
-        member = self.member_definition(properties) or {}
+        member = self.new_member(properties) or {}
         self._converge_pass(child.id, properties,
                             lambda: (self._generated({n: copy.deepcopy(member) for n in names}),
                                      frozenset()), "ADOPT")
         kept = {key: adopted.metadata[key] for key in (COOLDOWN_END, SCALING_IN_PROGRESS)
                 if key in adopted.metadata}
-        return Outcome(child.id, {"nested_stack_id": child.id, MEMBER_ORDER: names, **kept})
+        return Outcome(child.id, {"nested_stack_id": child.id, MEMBER_ORDER: names, **kept,
+                                  **self.group_data(properties)})
 
     def _converge(self, child_id: str, properties: Mapping[str, Any], action: str) -> Outcome:
         step = self.runtime.scaled_size(self.name)
@@ -356,21 +394,21 @@ class AutoScalingGroup(GroupResource):
             cooldown, reason = step.cooldown, step.reason
         else:
             live = len([m for m in self.ordered_members(child_id) if m.status != "FAILED"])
-            cooldown, reason = properties.get("cooldown"), f"{CFN_EXACT_CAPACITY} : {live}"
+            cooldown, reason = self.sizes(properties)["cooldown"], f"{CFN_EXACT_CAPACITY} : {live}"
         return Outcome(child_id, {"nested_stack_id": child_id, MEMBER_ORDER: self._order(),
-                                  **finished_scaling(kept, cooldown, reason)})
+                                  **finished_scaling(kept, cooldown, reason), **self.group_data(properties)})
 
     def _rolls(self, properties: Mapping[str, Any]) -> bool:
         """An update that changes ``resource`` rolls it across the members first."""
         previous = self.current.properties if self.current is not None else None
         return bool(previous and self.current and self.current.nested_stack_id
-                    and previous.get("resource") != properties.get("resource"))
+                    and self.member_changed(previous, properties))
 
     def _roll(self, child_id: str, properties: Mapping[str, Any]) -> None:
         """Heat's ``_replace``: the members get the new definition in batches of
         ``max_batch_size``, at least ``min_in_service`` kept in service, a pause of
         ``pause_time`` seconds between batches."""
-        pause = float((properties.get("rolling_updates") or {}).get("pause_time", 0))
+        pause = float(self.rolling_policy(properties).get("pause_time", 0))
         passes = self._roll_plan(len(self.ordered_members(child_id)), properties)
         for number, (size, updates) in enumerate(passes):
             if number and pause > 0:
@@ -379,12 +417,11 @@ class AutoScalingGroup(GroupResource):
                                 functools.partial(self._pass_template, child_id, properties, size, updates),
                                 "UPDATE", batch_pass=True)
 
-    @staticmethod
-    def _roll_plan(capacity: int, properties: Mapping[str, Any]) -> list[tuple[int, int]]:
+    def _roll_plan(self, capacity: int, properties: Mapping[str, Any]) -> list[tuple[int, int]]:
         """The rolling update's passes for a group of ``capacity`` members (failed
         ones too): Heat's target is ``desired_capacity``, at most that many."""
-        policy = properties.get("rolling_updates") or {}
-        target = min(int(properties.get("desired_capacity") or capacity), capacity)
+        policy = self.rolling_policy(properties)
+        target = min(int(self.sizes(properties)["desired_capacity"] or capacity), capacity)
         return scaling_group_batches(target, capacity, int(policy.get("max_batch_size", 1)),
                                      int(policy.get("min_in_service", 0)))
 
@@ -477,6 +514,11 @@ class ScalingPolicy(Resource):
         "alarm_url": AttributeSchema("A signed url to handle the alarm."),
         "signal_url": AttributeSchema("A url to handle the alarm using native API."),
     }
+
+    @classmethod
+    def hot_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """The policy's properties by these names (the AWS policy names them otherwise)."""
+        return dict(properties)
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         if properties.get("min_adjustment_step") is not None and \

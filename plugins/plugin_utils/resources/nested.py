@@ -61,6 +61,11 @@ class NestedStackResource(Resource):
     def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
+    def child_registry(self) -> Mapping[str, str]:
+        """Type mappings the child's environment adds to the parent's (Heat's
+        ``child_params`` registry: an InstanceGroup's members are AWS servers)."""
+        return {}
+
     # -- life cycle -----------------------------------------------------------------
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         store = self.runtime.store
@@ -126,7 +131,7 @@ class NestedStackResource(Resource):
             template, hold = build()
             done = stack.converge(template, self.child_parameters(properties), facade=self._facade(),
                                   written_type=self._written_type(), hold=hold, action=action,
-                                  batch_pass=batch_pass)
+                                  batch_pass=batch_pass, registry=self.child_registry())
         except HotplayError as error:  # the child's definition is invalid: nothing touched
             store.set_stack_status(child.id, action, "FAILED", str(error))
             raise self.fail(str(error), type(error).__name__) from error

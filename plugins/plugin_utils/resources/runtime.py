@@ -59,11 +59,12 @@ class ChildStack(Protocol):
 
     def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
                  facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
-                 action: str, batch_pass: bool = False) -> bool:
+                 action: str, batch_pass: bool = False, registry: Mapping[str, str] | None = None) -> bool:
         """Create or update the child to ``template``; False when it failed or paused.
         Members named in ``hold`` are left as they are; a ``batch_pass`` (of a rolling
         update) updates only the members whose definition changes.  Raises HotplayError when
-        the child's definition is invalid, before anything in it is touched."""
+        the child's definition is invalid, before anything in it is touched.  ``registry``:
+        type mappings added to the child's environment."""
 
     def delete(self) -> bool:
         """Delete every resource of the child; False when it failed or paused."""

@@ -351,8 +351,8 @@ class ChildRun:
 
     def converge(self, template: TemplateSource, parameters: Mapping[str, Any], *,
                  facade: Mapping[str, Any], written_type: str, hold: frozenset[str],
-                 action: str, batch_pass: bool = False) -> bool:
-        definition = self._definition(template, parameters, facade, written_type)
+                 action: str, batch_pass: bool = False, registry: Mapping[str, str] | None = None) -> bool:
+        definition = self._definition(template, parameters, facade, written_type, registry or {})
         self._run.runtime.check_with_cloud(definition)
         if batch_pass:
             self._run.options = replace(self._run.options, routine_nested_updates=False)
@@ -365,7 +365,8 @@ class ChildRun:
         return self._run.delete()
 
     def _definition(self, template: TemplateSource, parameters: Mapping[str, Any],
-                    facade: Mapping[str, Any], written_type: str) -> StackDefinition:
+                    facade: Mapping[str, Any], written_type: str,
+                    registry: Mapping[str, str]) -> StackDefinition:
         stack, parent = self._run.stack, self._parent
         if parent is None:  # only a converge builds a child's definition
             raise HotplayError(f"{self._resource_name}: no definition to converge its stack to")
@@ -373,7 +374,7 @@ class ChildRun:
             name=stack.name, id=stack.id, project_id=parent.identity.project_id,
             path=parent.identity.path + (self._resource_name,), facade=dict(facade),
         )
-        environment = parent.environment.for_nested(self._resource_name, written_type)
+        environment = parent.environment.for_nested(self._resource_name, written_type, registry)
         return StackDefinition(template, environment, dict(parameters), identity, files=parent.files)
 
 

@@ -3,7 +3,7 @@
 """OpenStack's resource types, native: classes that call the cloud's APIs in the
 controller's process through openstacksdk, holding the cloud's ids as physical
 ids.  One module per service (``neutron``, ``nova``, ``cinder``, ``glance``,
-``swift``),
+``swift``; ``ec2``: Heat's AWS server on Nova),
 each imported when a template first names one of its types; and what they
 share: the run's session with its cloud (``session``: one authenticated
 connection per cloud per run, a bound on calls in flight), shared status polls
@@ -27,6 +27,7 @@ TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "nova": ("OS::Nova::Server", "OS::Nova::KeyPair", "OS::Nova::ServerGroup",
              "OS::Nova::Flavor"),
     "cinder": ("OS::Cinder::Volume", "OS::Cinder::VolumeAttachment"),
+    "ec2": ("AWS::EC2::Instance",),
     "glance": ("OS::Glance::WebImage",),
     "swift": ("OS::Swift::Container", "AWS::S3::Bucket", "OS::Heat::SwiftSignalHandle",
               "OS::Heat::SwiftSignal"),

@@ -1,0 +1,314 @@
+# Copyright: contributors to hotplay.stacks
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""``AWS::EC2::Instance``: a Nova server with Heat's AWS properties, as Heat 27's
+``heat/engine/resources/aws/ec2/instance.py`` makes it, on the machinery of
+``OS::Nova::Server`` (nova.py): the same create request, shared polls, deletes
+and kill-safe records.  The members of Heat's InstanceGroup and AWS
+AutoScalingGroup (``OS::Heat::ScaledResource``) are this type: their nested
+stacks' environment maps them to it, as Heat's does.
+
+- **Create**: the server (``ImageId``, ``InstanceType``, ``KeyName``,
+  ``SecurityGroups`` and ``SecurityGroupIds`` by name, ``Tags`` as its metadata,
+  ``NovaSchedulerHints`` with repeated keys as lists, ``UserData`` with Heat's
+  default format, ``BlockDeviceMappings`` as Heat's ``snapshot:snap:size:delete``
+  strings); its network: the ports of ``NetworkInterfaces`` in ``DeviceIndex``
+  order, or a port made on ``SubnetId`` with the security groups (deleted with the
+  server), or none; then each of ``Volumes`` attached and waited for.
+- **Update in place**: ``Tags`` (the server's metadata), ``InstanceType`` (resize
+  and confirm), ``NetworkInterfaces`` (ports detached and attached) and
+  ``SubnetId`` (every interface detached, a port made on the new subnet); any
+  other change replaces the server.
+- **Attributes**: ``AvailabilityZone`` (Nova's), ``PrivateIp``, ``PublicIp``,
+  ``PrivateDnsName`` and ``PublicDnsName`` (each the first address of the last
+  network by name, ``0.0.0.0`` when it has none, as Heat).
+
+Where this differs from Heat: the port made on ``SubnetId`` is named
+``<resource>-port-0`` (Heat gives it no name): a run killed while Neutron makes it
+finds it by that name, so no port is left untracked.  A replacement gives the
+``NetworkInterfaces`` ports to the new server (Heat's Instance keeps them on the
+old one, and its replacement fails with the port in use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, register
+from ..ec2_schema import (BLOCK_DEVICE_MAPPINGS, KEY_VALUE, NOVA_SCHEDULER_HINTS, block_device_mapping_error,
+                          not_implemented_error)
+from ..properties import allowed_values
+from . import cinder
+from .nova import Server, first_address, serialized_metadata
+
+# Data key Heat keeps the port it made on SubnetId under (here: ``internal_ports``).
+HEAT_PORT_DATA = "port_id"
+NO_ADDRESS = "0.0.0.0"
+
+
+def scheduler_hints(hints: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
+    """Heat's ``NovaSchedulerHints``: a key given twice becomes a list of its values."""
+    if not hints:
+        return None
+    merged: dict[str, Any] = {}
+    for hint in hints:
+        key, value = hint["Key"], hint["Value"]
+        if key not in merged:
+            merged[key] = value
+        elif isinstance(merged[key], list):
+            merged[key].append(value)
+        else:
+            merged[key] = [merged[key], value]
+    return merged
+
+
+def tags_metadata(tags: Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
+    """Heat's ``_get_nova_metadata``: the ``Tags`` as the server's metadata."""
+    if tags is None:
+        return None
+    return {tag["Key"]: tag["Value"] for tag in tags}
+
+
+def block_devices(mappings: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """Heat's ``_build_block_device_mapping`` (``<snapshot>:snap:<size>:<delete>`` per
+    device), as the server's ``block_device_mapping`` entries that send it."""
+    entries = []
+    for mapping in mappings or []:
+        ebs = mapping.get("Ebs")
+        if ebs:
+            entries.append({"device_name": mapping["DeviceName"], "snapshot_id": ebs.get("SnapshotId"),
+                            "volume_size": ebs.get("VolumeSize") or None,
+                            "delete_on_termination": ebs.get("DeleteOnTermination")})
+    return entries
+
+
+def interface_ports(interfaces: Sequence[Any] | None) -> list[str]:
+    """The ports of ``NetworkInterfaces`` (ids, or ``NetworkInterfaceId`` with its
+    ``DeviceIndex``) in device order, as Heat's ``_build_nics``."""
+    entries = []
+    for entry in interfaces or []:
+        if isinstance(entry, str):
+            entry = {"NetworkInterfaceId": entry, "DeviceIndex": len(entries)}
+        entries.append(entry)
+    return [str(entry["NetworkInterfaceId"]) for entry in sorted(entries, key=lambda e: int(e["DeviceIndex"]))]
+
+
+def security_groups(properties: Mapping[str, Any]) -> list[str]:
+    """``SecurityGroups`` then ``SecurityGroupIds`` (Heat's ``_get_security_groups``)."""
+    return [*(properties.get("SecurityGroups") or []), *(properties.get("SecurityGroupIds") or [])]
+
+
+def networks_of_instance(properties: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The server's ``networks`` for an instance's properties: its ports, or a port
+    made on its subnet (NetworkInterfaces win, as in Heat), or none."""
+    if properties.get("NetworkInterfaces"):
+        return [{"port": port} for port in interface_ports(properties["NetworkInterfaces"])]
+    if properties.get("SubnetId"):
+        return [{"subnet": properties["SubnetId"]}]
+    return []
+
+
+def server_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``OS::Nova::Server`` properties that make the server Heat's Instance makes."""
+    return {
+        "image": properties["ImageId"], "flavor": properties["InstanceType"],
+        "key_name": properties.get("KeyName"), "availability_zone": properties.get("AvailabilityZone"),
+        "security_groups": security_groups(properties),
+        "user_data": properties.get("UserData") or "", "user_data_format": "HEAT_CFNTOOLS",
+        "metadata": tags_metadata(properties.get("Tags")),
+        "scheduler_hints": scheduler_hints(properties.get("NovaSchedulerHints")),
+        "networks": networks_of_instance(properties),
+        "block_device_mapping": block_devices(properties.get("BlockDeviceMappings")),
+    }
+
+
+@register
+class Instance(Server):
+    """``AWS::EC2::Instance``: a Nova server with Heat's AWS properties."""
+
+    type_name = "AWS::EC2::Instance"
+    properties_schema = {
+        "ImageId": PropertySchema("string", "Glance image ID or name.", required=True),
+        "InstanceType": PropertySchema("string", "Nova instance type (flavor).", required=True,
+                                       update_allowed=True),
+        "KeyName": PropertySchema("string", "Optional Nova keypair name."),
+        "AvailabilityZone": PropertySchema("string", "Availability zone to launch the instance in."),
+        "DisableApiTermination": PropertySchema("string", "Not Implemented."),
+        "KernelId": PropertySchema("string", "Not Implemented."),
+        "Monitoring": PropertySchema("boolean", "Not Implemented."),
+        "PlacementGroupName": PropertySchema("string", "Not Implemented."),
+        "PrivateIpAddress": PropertySchema("string", "Not Implemented."),
+        "RamDiskId": PropertySchema("string", "Not Implemented."),
+        "SecurityGroups": PropertySchema("list", "Security group names to assign."),
+        "SecurityGroupIds": PropertySchema("list", "Security group IDs to assign."),
+        "NetworkInterfaces": PropertySchema("list", "Network interfaces to associate with instance.",
+                                            update_allowed=True),
+        "SourceDestCheck": PropertySchema("boolean", "Not Implemented."),
+        "SubnetId": PropertySchema("string", "Subnet ID to launch instance in.", update_allowed=True),
+        "Tags": PropertySchema("list", "Tags to attach to instance.", update_allowed=True, schema=KEY_VALUE),
+        "NovaSchedulerHints": NOVA_SCHEDULER_HINTS,
+        "Tenancy": PropertySchema("string", "Not Implemented.",
+                                  constraints=(allowed_values("dedicated", "default"),)),
+        "UserData": PropertySchema("string", "User data to pass to instance."),
+        "Volumes": PropertySchema("list", "Volumes to attach to instance.", default=[], schema=PropertySchema(
+            "map", schema={
+                "Device": PropertySchema("string", "The device where the volume is exposed on the instance.",
+                                         required=True),
+                "VolumeId": PropertySchema("string", "The ID of the volume to be attached.", required=True),
+            })),
+        "BlockDeviceMappings": BLOCK_DEVICE_MAPPINGS,
+    }
+    attributes_schema = {
+        "AvailabilityZone": AttributeSchema("The Availability Zone where the specified instance is launched.",
+                                            "string"),
+        "PrivateDnsName": AttributeSchema("Private DNS name of the specified instance.", "string"),
+        "PublicDnsName": AttributeSchema("Public DNS name of the specified instance.", "string"),
+        "PrivateIp": AttributeSchema("Private IP address of the specified instance.", "string"),
+        "PublicIp": AttributeSchema("Public IP address of the specified instance.", "string"),
+    }
+    custom_constraints = {"ImageId": "glance.image", "InstanceType": "nova.flavor",
+                          "KeyName": "nova.keypair", "Volumes.VolumeId": "cinder.volume",
+                          "SubnetId": "neutron.subnet"}
+    port_list_data = frozenset()
+
+    # -- validation ---------------------------------------------------------------------------------
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's ``Instance.validate``, in its order and words."""
+        path = f"resources.{self.name}"
+        unimplemented = not_implemented_error(properties, f"{path}.properties")
+        if unimplemented is not None:
+            raise unimplemented
+        if security_groups(properties) and properties.get("NetworkInterfaces"):
+            raise self.refuse("Cannot define the following properties at the same time: "
+                              "SecurityGroups/SecurityGroupIds, NetworkInterfaces.", path)
+        problem = block_device_mapping_error(properties.get("BlockDeviceMappings"))
+        if problem:
+            raise self.refuse(problem, path)
+
+    def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
+        for name, constraint in self.custom_constraints.items():
+            if constraint.startswith("cinder."):
+                list_name, key = name.split(".")
+                for index, item in enumerate(properties.get(list_name) or []):
+                    cinder.check_cinder_constraint(self.cloud, constraint, item.get(key),
+                                                   f"{path}.{list_name}[{index}].{key}")
+        super().validate_with_cloud({k: v for k, v in properties.items() if k != "Volumes"}, path)
+
+    def secret_paths(self, properties: Mapping[str, Any]) -> list[tuple[str, ...]]:
+        return []
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        return Resource.replacement_reason(self, old, new)
+
+    # -- create ------------------------------------------------------------------------------------
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        made = super().handle_create(self._as_server(properties))
+        volumes = [(str(v["VolumeId"]), str(v["Device"])) for v in properties.get("Volumes") or []]
+        for volume, device in volumes:
+            cinder.attach(self.cloud, made.physical_id, volume, device)
+        for volume, _device in volumes:
+            cinder.wait_attached(self.cloud, volume, self.runtime.sleep)
+        return made
+
+    def _as_server(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return server_properties(properties)
+
+    # -- update ------------------------------------------------------------------------------------
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's order: the Tags, the flavor, then the interfaces."""
+        current = self._without_creation_notes(current)
+        ident = current.physical_id
+        old, new = current.properties, properties
+        if self._show(ident) is None:
+            raise self.fail(f"The Instance ({self.name}) could not be found.", "EntityNotFound")
+        if old.get("Tags") != new.get("Tags"):
+            self._replace_metadata(ident, serialized_metadata(tags_metadata(new.get("Tags"))))
+        if old.get("InstanceType") != new.get("InstanceType"):
+            self._resize(ident, str(new["InstanceType"]))
+        internal = list(current.data.get("internal_ports") or [])
+        if old.get("NetworkInterfaces") != new.get("NetworkInterfaces") or old.get("SubnetId") != new.get("SubnetId"):
+            internal = self._update_interfaces(ident, old, new, internal)
+        return Outcome(ident, {**current.data, "internal_ports": internal})
+
+    def _update_interfaces(self, ident: str, old: Mapping[str, Any], new: Mapping[str, Any],
+                           internal: list[str]) -> list[str]:
+        """Heat's ``_update_network_interfaces``: with ports on both sides, those that
+        go are detached and those that come attached; otherwise every interface is
+        detached, the port made on the old subnet deleted, and the new ports (or one
+        on the new subnet, or one Nova chooses) attached.  The ports made on the way."""
+        old_ports, new_ports = interface_ports(old.get("NetworkInterfaces")), interface_ports(
+            new.get("NetworkInterfaces"))
+        if old_ports and new_ports:
+            for port in [p for p in old_ports if p not in new_ports]:
+                self._detach(ident, port)
+            for port in [p for p in new_ports if p not in old_ports]:
+                self._attach(ident, port)
+            return internal
+        if old_ports and "NetworkInterfaces" not in self._changed(old, new):
+            return internal  # Heat: the interfaces stay as they were created
+        listed = self._nova("GET", f"/servers/{ident}/os-interface")["interfaceAttachments"]
+        for interface in listed:
+            self._detach(ident, str(interface["port_id"]))
+        self._delete_ports(internal)
+        made: list[str] = []
+        if new_ports:
+            for port in new_ports:
+                self._attach(ident, port)
+        elif new.get("SubnetId"):
+            port = self._internal_port({"subnet": new["SubnetId"]}, 0, security_groups(new))
+            made.append(port)
+            self.runtime.note_data(self.name, "internal_ports", list(made))
+            self._attach(ident, port)
+        else:
+            self._nova("POST", f"/servers/{ident}/os-interface", {"interfaceAttachment": {}})
+        return made
+
+    @staticmethod
+    def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
+        return {key for key in set(old) | set(new) if old.get(key) != new.get(key)}
+
+    def _premade_ports(self, properties: Mapping[str, Any]) -> list[str]:
+        return interface_ports(properties.get("NetworkInterfaces"))
+
+    # -- adoption: Heat's data names the port it made ``port_id`` --------------------------------
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        outcome = super().handle_adopt(properties, adopted)
+        data = dict(outcome.data)
+        port = data.pop(HEAT_PORT_DATA, None)
+        if port:
+            data["internal_ports"] = [str(port)]
+        return Outcome(outcome.physical_id, data)
+
+    @classmethod
+    def abandon_data(cls, state: ResourceState) -> dict[str, Any]:
+        data = {k: v for k, v in Resource.abandon_data(state).items() if k != "internal_ports"}
+        ports = list(state.data.get("internal_ports") or [])
+        if ports:
+            data[HEAT_PORT_DATA] = ports[0]
+        return data
+
+    # -- reading ------------------------------------------------------------------------------------
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        """Heat's ``_resolve_attribute``: read live; text, or null."""
+        if not state.physical_id:
+            return None
+        live = self._show(state.physical_id)
+        if name == "show":
+            return live
+        if name == "AvailabilityZone":
+            value = (live or {}).get("OS-EXT-AZ:availability_zone")
+        else:
+            value = (first_address(live) if live else "") or NO_ADDRESS
+        return str(value) if value else None
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        if not state.physical_id:
+            return {"drifted": None, "msg": "nothing was created yet"}
+        live = self._show(state.physical_id)
+        if live is None:
+            return {"drifted": True, "changed_keys": [], "diff": {},
+                    "msg": f"the server {state.physical_id} is gone"}
+        wanted = serialized_metadata(tags_metadata(state.properties.get("Tags")))
+        drifted = wanted != (live.get("metadata") or {})
+        return {"drifted": drifted, "changed_keys": ["Tags"] if drifted else [],
+                "diff": {"before": {"Tags": wanted}, "after": {"Tags": live.get("metadata")}} if drifted else {}}
