@@ -38,6 +38,7 @@ from ..model.inputs import (
     load_inputs,
     recorded_definition,
 )
+from ..resources.aws_autoscaling import GROUP_MEMBER_TYPES
 from ..resources.base import resource_class
 from ..resources.read_only import READ_ONLY_TYPE
 from ..run.executor import Event, RunOptions, StackRun
@@ -246,6 +247,8 @@ def _adoptable(type_name: str, path: tuple[str, ...] = (),
                registry: ResourceRegistry | None = None) -> bool:
     """A builtin type that can be adopted, or a type the environment maps to a
     provider template (the existing resource is adopted into the template's)."""
+    # Heat's groups map their members' type in their nested stacks' environment.
+    type_name = GROUP_MEMBER_TYPES.get(type_name, type_name)
     if registry is not None and _provider_of(type_name, path, registry) is not None:
         return True
     cls = resource_class(type_name)

@@ -364,7 +364,9 @@ class AutoScalingGroup(GroupResource):
         nested = adopted.stack
         if nested is None:
             return super().handle_adopt(properties, adopted)
-        written = list((nested.template or {}).get("resources") or {})
+        # Heat writes an InstanceGroup's (and an AWS group's) nested template in CFN form.
+        template = nested.template or {}
+        written = list(template.get("resources") or template.get("Resources") or {})
         names = [name for name in written if name in nested.resources] + \
             [name for name in nested.resources if name not in written]
         child = self.runtime.store.create_stack(

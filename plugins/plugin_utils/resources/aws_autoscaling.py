@@ -12,9 +12,7 @@ openstack/heat/instance_group.py, heat/scaling/template.py):
   resources/openstack/ec2.py) with the launch configuration's properties as the
   template set them, its metadata, and the group's ``Tags`` with Heat's
   ``metering.groupname`` (and ``metering.AutoScalingGroupName``) tags naming the
-  group: its name when it is created, its nested stack's id afterwards (Heat's
-  reference of the group at each moment); ``VPCZoneIdentifier``'s subnet is their
-  ``SubnetId``.
+  group; ``VPCZoneIdentifier``'s subnet is their ``SubnetId``.
 - An update that changes ``LaunchConfigurationName`` replaces the members in
   batches only when the ``UpdatePolicy`` has a rolling update
   (``AutoScalingRollingUpdate``; ``RollingUpdate`` for the InstanceGroup:
@@ -47,6 +45,9 @@ from .base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceSt
 from .properties import allowed_values, validate_properties, value_range
 
 SCALED_RESOURCE_TYPE = "OS::Heat::ScaledResource"
+# The type Heat's InstanceGroup and AWS group map their members' type to, in their
+# nested stacks' environment (``child_params``).
+GROUP_MEMBER_TYPES = {SCALED_RESOURCE_TYPE: "AWS::EC2::Instance"}
 LAUNCH_CONFIGURATION = "AWS::AutoScaling::LaunchConfiguration"
 # The group's data: the definition the last apply gave new members (the launch
 # configuration may be gone by the next update, which keeps members on it).
@@ -243,7 +244,7 @@ class AWSAutoScalingGroup(AutoScalingGroup):
     def child_registry(self) -> Mapping[str, str]:
         """Heat's ``child_params``: the members are AWS servers, unless the
         environment maps ``AWS::EC2::Instance`` to something else."""
-        return {SCALED_RESOURCE_TYPE: "AWS::EC2::Instance"}
+        return dict(GROUP_MEMBER_TYPES)
 
     def previous_member(self) -> dict[str, Any] | None:
         recorded = self.current.data.get(MEMBER_DEFINITION) if self.current is not None else None
@@ -263,14 +264,15 @@ class AWSAutoScalingGroup(AutoScalingGroup):
 
     def _tags(self, properties: Mapping[str, Any]) -> list[dict[str, str]]:
         """Heat's ``_tags``: the group's own, then a tag per ``metering_tags`` naming
-        the group by its reference (its name until its nested stack exists); the
-        first is left out when the user gave a ``metering.`` tag."""
+        the group; the first is left out when the user gave a ``metering.`` tag.
+        Heat's code names the group by its reference, but the members Heat 27 makes
+        carry the group's name, on create and on update alike (seen beside Heat:
+        tests/cloud/test_aws_beside_heat.py), and so do these."""
         tags = [dict(tag) for tag in properties.get("Tags") or []]
-        reference = (self.current.nested_stack_id if self.current is not None else None) or self.name
         first, *more = self.metering_tags
         if not any(str(tag["Key"]).startswith("metering.") for tag in tags):
-            tags.append({"Key": first, "Value": reference})
-        return tags + [{"Key": key, "Value": reference} for key in more]
+            tags.append({"Key": first, "Value": self.name})
+        return tags + [{"Key": key, "Value": self.name} for key in more]
 
     # -- validation ---------------------------------------------------------------------
     def validate(self, properties: Mapping[str, Any]) -> None:

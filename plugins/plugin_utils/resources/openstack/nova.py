@@ -69,6 +69,19 @@ _DEFERRED = frozenset({"BUILD", "HARD_REBOOT", "PASSWORD", "REBOOT", "RESCUE", "
                        "REVERT_RESIZE", "SHUTOFF", "SUSPENDED", "VERIFY_RESIZE"})
 
 
+# Heat's ``max_server_name_length`` (default and maximum): a server's default name is
+# cut to it, so that the host name with ``.novalocal`` fits Linux's 64 characters.
+MAX_SERVER_NAME_LENGTH = 53
+
+
+def reduced_name(name: str, limit: int) -> str:
+    """Heat's ``reduce_physical_resource_name``: a name longer than ``limit`` keeps its
+    first two characters, a hyphen and the end that fits."""
+    if len(name) <= limit:
+        return name
+    return name[:2] + "-" + name[-(limit - 3):]
+
+
 # -- the microversion ---------------------------------------------------------------------------
 
 def _version(text: str) -> tuple[int, int]:
@@ -454,7 +467,7 @@ class Server(NovaResource):
             # Heat's unique name, recorded before anything is made: a run killed while
             # Nova makes the server (its id not yet answered) leaves a server that the
             # next run finds by this name, and deletes (handle_delete).
-            name = self.runtime.physical_name(self.name)
+            name = self._default_name()
             self.runtime.note_data(self.name, UNANSWERED_SERVER, name)
         body, microversion = self._create_body(properties, name, internal)
         request: dict[str, Any] = {"server": body}
@@ -851,7 +864,7 @@ class Server(NovaResource):
         given = (current.data.get("attributes") or {}).get("name")
         if current.properties.get("name") is None and given:
             return str(given)
-        return self.runtime.physical_name(self.name) if current.properties.get("name") \
+        return self._default_name() if current.properties.get("name") \
             else str(live.get("name"))
 
     def _resize(self, ident: str, flavor: str) -> None:
@@ -862,6 +875,10 @@ class Server(NovaResource):
         self._wait(ident, lambda item: _is_resized(item, flavor))
         self._nova("POST", f"/servers/{ident}/action", {"confirmResize": None})
         self._wait(ident, _is_confirmed)
+
+    def _default_name(self) -> str:
+        """Heat's physical name of a server, cut to ``max_server_name_length``."""
+        return reduced_name(self.runtime.physical_name(self.name), MAX_SERVER_NAME_LENGTH)
 
     def _rebuild_body(self, properties: Mapping[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {

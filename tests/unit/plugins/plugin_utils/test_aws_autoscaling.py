@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.errors import HotplayError
 
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.language.abandon import read_abandon
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.adopt import AdoptRequest, adopt_stack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.signal import SignalRequest, signal_resource
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.aws_autoscaling import iso_duration_seconds
@@ -79,6 +82,7 @@ class FakeInstance(Resource):
     of its own, from the order it was made in."""
 
     type_name = "Test::AWSInstance"
+    adoptable = True  # Heat's id is kept as it is
     properties_schema = resource_class("AWS::EC2::Instance").properties_schema
     attributes_schema = resource_class("AWS::EC2::Instance").attributes_schema
     made = 0
@@ -156,8 +160,7 @@ def test_members_are_scaled_aws_servers_of_the_launch_configuration_tagged_with_
         assert (member.type, member.implementation) == ("OS::Heat::ScaledResource", "Test::AWSInstance")
         assert given(member) == {
             "ImageId": "cirros", "InstanceType": "m1.tiny", "KeyName": "mine",
-            # Heat's tags: the group's, then the group's reference (its name while
-            # it is created) for Ceilometer.
+            # Heat's tags: the group's, then the group's name for Ceilometer.
             "Tags": [{"Key": "team", "Value": "web"}, {"Key": "metering.groupname", "Value": "Group"},
                      {"Key": "metering.AutoScalingGroupName", "Value": "Group"}]}
         assert dict(member.metadata) == {"role": "web"}
@@ -177,8 +180,8 @@ def test_aws_policies_scale_the_group_within_its_bounds(tmp_path: Path) -> None:
     assert grown["scaled"] == {"Group": {"from": 2, "to": 3}}, grown.get("msg")
     group, members = stack.group()
     assert [m.name for m in members[:2]] == [m.name for m in first]
-    # The new member names the group by its nested stack, as Heat's reference is now.
-    assert {"Key": "metering.groupname", "Value": group.nested_stack_id} in members[2].properties["Tags"]
+    # The new member names the group as the first ones do (Heat 27's members do).
+    assert {"Key": "metering.groupname", "Value": "Group"} in members[2].properties["Tags"]
     assert stack.signal("Up")["scaled"] == {"Group": {"from": 3, "to": 4}}
     assert stack.signal("Up")["changed"] is False  # MaxSize 4
     assert stack.signal("Half")["scaled"] == {"Group": {"from": 4, "to": 2}}
@@ -280,3 +283,48 @@ def test_bad_groups_and_policies_are_refused_in_heats_words_before_anything_is_w
 @pytest.mark.parametrize("text, seconds", [("PT0S", 0), ("PT1H", 3600), ("PT1M30S", 90), ("PT2H3M4S", 7384)])
 def test_pause_times_are_read_as_heat_reads_them(text: str, seconds: int) -> None:
     assert iso_duration_seconds(text) == seconds
+
+
+def test_a_heat_stack_with_an_aws_group_is_adopted_with_heats_members_and_managed_here(tmp_path: Path) -> None:
+    """Heat's abandon data of an AWS group: its members are ``OS::Heat::ScaledResource``
+    (Heat's nested stacks map the type), adopted as the environment's AWS servers,
+    and the group scales from there, Heat's members the oldest."""
+    stack = Stack(tmp_path, TEMPLATE.replace("POLICY\n", ""))
+    member_type = {"type": "OS::Heat::ScaledResource", "properties": {"ImageId": "cirros",
+                                                                      "InstanceType": "m1.tiny"}}
+
+    def member(name: str) -> dict[str, Any]:
+        return {"name": name, "resource_id": f"server-of-{name}", "type": "OS::Heat::ScaledResource",
+                "action": "CREATE", "status": "COMPLETE", "metadata": {}, "resource_data": {}}
+
+    def resource(name: str, kind: str, ident: str) -> dict[str, Any]:
+        return {"name": name, "resource_id": ident, "type": kind, "action": "CREATE", "status": "COMPLETE",
+                "metadata": {}, "resource_data": {}}
+
+    data = {"name": "w", "id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "action": "CREATE",
+            "status": "COMPLETE", "files": {},
+            "template": {**yaml.safe_load(stack.template.read_text()), "heat_template_version": "2013-05-23"},
+            "environment": {"parameters": {}}, "project_id": "p", "tags": [],
+            "resources": {
+                "Config": resource("Config", "AWS::AutoScaling::LaunchConfiguration", "w-Config-abcdefghijkl"),
+                "Group": {"name": "w-Group-hmzyanypc5ih", "id": "bbbbbbbb-bbbb-cccc-dddd-eeeeeeeeeeee",
+                          "action": "CREATE", "status": "COMPLETE", "environment": {}, "files": {},
+                          "template": {"HeatTemplateFormatVersion": "2012-12-12",
+                                       "Resources": {"zzold1abcdef": member_type, "aanew2abcdef": member_type}},
+                          "resources": {"aanew2abcdef": member("aanew2abcdef"),
+                                        "zzold1abcdef": member("zzold1abcdef")}},
+                "Up": resource("Up", "AWS::AutoScaling::ScalingPolicy", "3f2a"),
+                "Half": resource("Half", "AWS::AutoScaling::ScalingPolicy", "4f2a")}}
+    store = open_store(stack.url)
+    try:
+        adopted = adopt_stack(store, AdoptRequest("w", read_abandon(data, "w.json"), "w.json",
+                                                  template=str(stack.template),
+                                                  environment=[str(stack.environment)]), "t").as_dict()
+    finally:
+        store.close()
+    assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted["stack_status_reason"]
+    _group, members = stack.group()
+    assert [(m.name, m.physical_id) for m in members] == [("zzold1abcdef", "server-of-zzold1abcdef"),
+                                                          ("aanew2abcdef", "server-of-aanew2abcdef")]
+    assert stack.signal("Up")["scaled"] == {"Group": {"from": 2, "to": 3}}
+    assert [m.name for m in stack.group()[1]][:2] == ["zzold1abcdef", "aanew2abcdef"]
