@@ -823,3 +823,20 @@ class NoConsoles(FakeCloud):
             kind = body["remote_console"]["type"]  # type: ignore[index]
             raise CloudFailure(f"Unavailable console type {kind}.", 400, "req-0a1b")
         return super().request(service, method, path, body, params, microversion)
+
+
+def test_a_long_default_server_name_is_cut_as_heat_cuts_it() -> None:
+    """Heat's ``max_server_name_length`` (53): the first two characters, a hyphen, the
+    end; the name is recorded (to find the server after a kill) as it was sent."""
+    class LongNames(FakeRuntime):
+        def physical_name(self, resource_name: str) -> str:
+            return f"a-very-long-stack-name-group-abcdefghijkl-{resource_name}-mnopqrstuvwx"
+
+    cloud = FakeCloud()
+    runtime = LongNames(cloud)
+    nova.Server("member", runtime).handle_create(server_properties())
+    name = cloud.creates[0][0]["server"]["name"]
+    full = "a-very-long-stack-name-group-abcdefghijkl-member-mnopqrstuvwx"
+    assert name == "a-" + "-" + full[-50:]
+    assert len(name) == 53 and ("creating_server_name", name) in [(k, v) for k, v, _n in runtime.noted]
+    assert nova.reduced_name("short", 53) == "short"
