@@ -1,8 +1,9 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Heat's AWS types on Nova beside the real Heat engine on the same cloud, through Heat
-and through hotplay with no environment: an ``AWS::EC2::Instance`` on a subnet with a
-security group, tags, user data and a volume, and an ``AWS::AutoScaling::AutoScalingGroup``
+and through hotplay with no environment: an ``AWS::EC2::Instance`` on a subnet with an
+``AWS::EC2::SecurityGroup``, tags, user data, a volume and an ``AWS::EC2::Volume``
+attached by an ``AWS::EC2::VolumeAttachment``, and an ``AWS::AutoScaling::AutoScalingGroup``
 of a launch configuration with a rolling update policy.  What each made (read back from
 the cloud: servers, their ports and security groups, metadata, volumes) and the
 outputs must be the same after the create and after an update that changes the tags,
@@ -28,6 +29,7 @@ TEMPLATE = """\
       team: {type: string, default: web}
       size: {type: number, default: 2}
       boot: {type: string, default: "#!/bin/sh\\necho one\\n"}
+      port: {type: string, default: "22"}
     resources:
       net:
         type: OS::Neutron::Net
@@ -35,9 +37,18 @@ TEMPLATE = """\
         type: OS::Neutron::Subnet
         properties: {network: {get_resource: net}, cidr: 10.11.0.0/24}
       sg:
-        type: OS::Neutron::SecurityGroup
+        type: AWS::EC2::SecurityGroup
         properties:
-          rules: [{protocol: tcp, port_range_min: 22, port_range_max: 22}]
+          GroupDescription: ssh in
+          SecurityGroupIngress:
+            - {IpProtocol: tcp, FromPort: {get_param: port}, ToPort: {get_param: port}, CidrIp: 0.0.0.0/0}
+            - {IpProtocol: icmp, FromPort: "-1", ToPort: "-1", CidrIp: 0.0.0.0/0}
+      logs:
+        type: AWS::EC2::Volume
+        properties: {AvailabilityZone: nova, Size: 1, Tags: [{Key: role, Value: logs}]}
+      logs_attached:
+        type: AWS::EC2::VolumeAttachment
+        properties: {InstanceId: {get_resource: server}, VolumeId: {get_resource: logs}, Device: /dev/vdc}
       data:
         type: OS::Cinder::Volume
         properties: {size: 1}
@@ -73,7 +84,7 @@ TEMPLATE = """\
     outputs:
       ids:
         value: {net: {get_resource: net}, subnet: {get_resource: subnet}, sg: {get_resource: sg},
-                data: {get_resource: data}, server: {get_resource: server}}
+                data: {get_resource: data}, server: {get_resource: server}, logs: {get_resource: logs}}
       addresses:
         value: [{get_attr: [server, PublicIp]}, {get_attr: [server, PrivateIp]},
                 {get_attr: [server, PublicDnsName]}, {get_attr: [server, PrivateDnsName]}]
@@ -83,7 +94,7 @@ TEMPLATE = """\
       config_ref: {value: {get_resource: config}}
 """
 
-UPDATE = {"team": "db", "size": "3", "boot": "#!/bin/sh\necho two\n"}
+UPDATE = {"team": "db", "size": "3", "boot": "#!/bin/sh\necho two\n", "port": "2222"}
 
 
 @pytest.fixture
@@ -119,12 +130,20 @@ def described(conn: Any, side: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     labels = Labels(side.name)
     ids = outputs["ids"]
     for kind, getter in (("net", conn.network.get_network), ("subnet", conn.network.get_subnet),
-                         ("sg", conn.network.get_security_group), ("data", conn.block_storage.get_volume)):
+                         ("sg", conn.network.get_security_group), ("data", conn.block_storage.get_volume),
+                         ("logs", conn.block_storage.get_volume)):
         thing = getter(ids[kind])
         labels.known(thing.id, thing.name)
     group = members(conn, ids["subnet"], outputs["instances"], labels)
+    logs = conn.block_storage.get_volume(ids["logs"])
+    rules = conn.network.get_security_group(ids["sg"]).security_group_rules
     # The addresses differ between any two servers: that the four are one, and its count.
     return {"server": server(conn, ids["server"], labels), "members": group,
+            "logs": {"size": logs.size, "status": logs.status, "metadata": logs.metadata,
+                     "availability_zone": logs.availability_zone, "name": labels.name(logs.name),
+                     "attachments": [(labels.value(a["server_id"]), a["device"]) for a in logs.attachments]},
+            "rules": sorted((r["direction"], r["ethertype"], str(r["protocol"]), str(r["port_range_min"]),
+                             str(r["port_range_max"]), str(r["remote_ip_prefix"])) for r in rules),
             "outputs": {"zone": outputs["zone"], "addresses": len(set(outputs["addresses"])),
                         "group_ref": shape(outputs["group_ref"]), "config_ref": labels.name(outputs["config_ref"]),
                         "instances": len(str(outputs["instances"] or "").split(","))}}

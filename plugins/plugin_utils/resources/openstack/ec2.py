@@ -1,6 +1,12 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""``AWS::EC2::Instance``: a Nova server with Heat's AWS properties, as Heat 27's
+"""Heat's AWS types of EC2 on Nova, Neutron and Cinder, as Heat 27 makes them
+(``heat/engine/resources/aws/ec2/``): ``AWS::EC2::SecurityGroup`` (a Neutron group
+with Heat's AWS rules), ``AWS::EC2::Volume`` and ``AWS::EC2::VolumeAttachment`` (on
+the Cinder types, every property immutable: an update that changes one fails, as
+Heat's), and ``AWS::EC2::Instance``.
+
+``AWS::EC2::Instance``: a Nova server with Heat's AWS properties, as Heat 27's
 ``heat/engine/resources/aws/ec2/instance.py`` makes it, on the machinery of
 ``OS::Nova::Server`` (nova.py): the same create request, shared polls, deletes
 and kill-safe records.  The members of Heat's InstanceGroup and AWS
@@ -32,14 +38,18 @@ old one, and its replacement fails with the port in use).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NoReturn
 
 from ..base import AttributeSchema, Outcome, PropertySchema, Resource, ResourceState, register
 from ..ec2_schema import (BLOCK_DEVICE_MAPPINGS, KEY_VALUE, NOVA_SCHEDULER_HINTS, block_device_mapping_error,
                           not_implemented_error)
-from ..properties import allowed_values
-from . import cinder
+from ...errors import StackValidationFailed
+from ..properties import allowed_pattern, allowed_values, value_range
+from . import cinder, neutron
+from .base import UNANSWERED_NAME, OpenStackResource
 from .nova import Server, first_address, serialized_metadata
+from .session import CloudFailure
 
 # Data key Heat keeps the port it made on SubnetId under (here: ``internal_ports``).
 HEAT_PORT_DATA = "port_id"
@@ -312,3 +322,235 @@ class Instance(Server):
         drifted = wanted != (live.get("metadata") or {})
         return {"drifted": drifted, "changed_keys": ["Tags"] if drifted else [],
                 "diff": {"before": {"Tags": wanted}, "after": {"Tags": live.get("metadata")}} if drifted else {}}
+
+
+# -- AWS::EC2::SecurityGroup ----------------------------------------------------------------
+
+_AWS_RULE = PropertySchema("map", schema={
+    "CidrIp": PropertySchema("string"),
+    "FromPort": PropertySchema("string"),
+    "ToPort": PropertySchema("string"),
+    "IpProtocol": PropertySchema("string"),
+    "SourceSecurityGroupId": PropertySchema("string"),
+    "SourceSecurityGroupName": PropertySchema("string"),
+    "SourceSecurityGroupOwnerId": PropertySchema("string", "Not Implemented."),
+})
+_DIRECTIONS = (("ingress", "SecurityGroupIngress"), ("egress", "SecurityGroupEgress"))
+
+
+def _port(value: Any) -> int | None:
+    """Neutron takes positive ports only: Heat sends a negative one as none."""
+    if value is None:
+        return None
+    number = int(value)
+    return number if number >= 0 else None
+
+
+def wanted_rules(properties: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Heat's ``_prop_rules_to_common`` of both lists, each rule with its direction."""
+    rules = []
+    for direction, key in _DIRECTIONS:
+        for given in properties.get(key) or []:
+            ports = (_port(given.get("FromPort")), _port(given.get("ToPort")))
+            open_range = given.get("FromPort") is None and given.get("ToPort") is None
+            rules.append({
+                "CidrIp": None if open_range else given.get("CidrIp"),
+                "FromPort": ports[0], "ToPort": ports[1], "IpProtocol": given.get("IpProtocol"),
+                "SourceSecurityGroupId": given.get("SourceSecurityGroupId") or given.get("SourceSecurityGroupName"),
+                "direction": direction})
+    return rules
+
+
+def live_rule(rule: Mapping[str, Any]) -> dict[str, Any]:
+    """Heat's ``_res_rules_to_common``: a rule Neutron has, in the template's terms."""
+    return {"FromPort": rule.get("port_range_min"), "ToPort": rule.get("port_range_max"),
+            "IpProtocol": rule.get("protocol"), "direction": rule.get("direction"),
+            "CidrIp": rule.get("remote_ip_prefix"), "SourceSecurityGroupId": rule.get("remote_group_id")}
+
+
+@register
+class AWSSecurityGroup(neutron.SecurityGroup):
+    """``AWS::EC2::SecurityGroup``: a Neutron security group with Heat's AWS rules."""
+
+    type_name = "AWS::EC2::SecurityGroup"
+    properties_schema = {
+        "GroupDescription": PropertySchema("string", "Description of the security group.", required=True),
+        "VpcId": PropertySchema("string", "Physical ID of the VPC. Not implemented."),
+        "SecurityGroupIngress": PropertySchema("list", "List of security group ingress rules.",
+                                               update_allowed=True, schema=_AWS_RULE),
+        "SecurityGroupEgress": PropertySchema("list", "List of security group egress rules.",
+                                              update_allowed=True, schema=_AWS_RULE),
+    }
+    attributes_schema: dict[str, AttributeSchema] = {}
+    custom_constraints: Mapping[str, str] = {}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        for _direction, key in _DIRECTIONS:
+            for index, rule in enumerate(properties.get(key) or []):
+                if rule.get("SourceSecurityGroupOwnerId") is not None:
+                    raise StackValidationFailed(
+                        f"Property error: resources.{self.name}.properties.{key}[{index}]: "
+                        "Property SourceSecurityGroupOwnerId not implemented yet")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's: the group (its unique name recorded first), Neutron's default
+        egress rules deleted when the template gives egress rules, then each rule."""
+        name = self.runtime.physical_name(self.name)
+        self.runtime.note_data(self.name, UNANSWERED_NAME, name)
+        created = self._call("POST", "", {"security_group": {
+            "name": name, "description": properties["GroupDescription"]}})["security_group"]
+        ident = str(created["id"])
+        self.runtime.claim_physical_id(self.name, ident)
+        if properties.get("SecurityGroupEgress"):
+            for rule in created.get("security_group_rules") or []:
+                if rule.get("direction") == "egress":
+                    self._delete_rule(str(rule["id"]))
+        for rule in wanted_rules(properties):
+            self._add_rule(ident, rule)
+        return Outcome(ident)
+
+    def _add_rule(self, group: str, rule: Mapping[str, Any]) -> None:
+        """Heat's ``create_rule``: one call; a rule the group has already is fine."""
+        body = {"direction": rule["direction"], "ethertype": "IPv4", "remote_ip_prefix": rule["CidrIp"],
+                "port_range_min": rule["FromPort"], "port_range_max": rule["ToPort"],
+                "protocol": rule["IpProtocol"], "remote_group_id": rule["SourceSecurityGroupId"],
+                "security_group_id": group}
+        try:
+            self.cloud.request(neutron.NEUTRON, "POST", "/security-group-rules", {"security_group_rule": body})
+        except CloudFailure as error:
+            if error.status != 409:
+                raise
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's ``update``: the rules Neutron has that the template does not list
+        are deleted (Neutron's default egress rules too), the missing ones added."""
+        ident = current.physical_id
+        live = self._show(ident)
+        if live is None:
+            raise self.fail(f"The security group {ident} could not be found", "NotFound")
+        wanted = wanted_rules(properties)
+        have = {str(rule["id"]): live_rule(rule) for rule in live.get("security_group_rules") or []}
+        for rule_id, rule in have.items():
+            if rule not in wanted:
+                self._delete_rule(rule_id)
+        for rule in wanted:
+            if rule not in have.values():
+                self._add_rule(ident, rule)
+        return Outcome(ident, dict(current.data))
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        live = self._show(state.physical_id) if state.physical_id else None
+        if live is None:
+            return {"drifted": True, "changed_keys": [], "diff": {},
+                    "msg": f"the security group {state.physical_id} is gone"}
+        wanted = wanted_rules(state.properties)
+        have = [live_rule(rule) for rule in live.get("security_group_rules") or []]
+        if not state.properties.get("SecurityGroupEgress"):
+            have = [rule for rule in have if rule["direction"] != "egress"]
+        drifted = sorted(map(repr, wanted)) != sorted(map(repr, have))
+        return {"drifted": drifted, "changed_keys": ["rules"] if drifted else [], "diff": {}}
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return self._show(state.physical_id) if name == "show" and state.physical_id else None
+
+
+# -- AWS::EC2::Volume and AWS::EC2::VolumeAttachment -------------------------------------------
+
+def _immutable_change(resource: OpenStackResource, old: Mapping[str, Any],
+                      new: Mapping[str, Any]) -> NoReturn:
+    """Heat's refusal of an update that changes an immutable property."""
+    changed = sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+    raise resource.fail(f"Update to properties {', '.join(changed)} of {resource.name} "
+                        f"({resource.type_name}) is not supported.", "NotSupported")
+
+
+@register
+class AWSVolume(cinder.Volume):
+    """``AWS::EC2::Volume``: a Cinder volume of ``Size`` (or restored from the backup
+    ``SnapshotId`` names, as Heat does), its ``Tags`` as metadata; no property may
+    change (Heat's immutable properties: an update that changes one fails)."""
+
+    type_name = "AWS::EC2::Volume"
+    properties_schema = {
+        "AvailabilityZone": PropertySchema("string", "The availability zone in which the volume will be "
+                                           "created.", required=True, immutable=True),
+        "Size": PropertySchema("integer", "The size of the volume in GB.", immutable=True,
+                               constraints=(value_range(min=1),)),
+        "SnapshotId": PropertySchema("string", "If specified, the backup used as the source to create "
+                                     "the volume.", immutable=True),
+        "Tags": PropertySchema("list", "The list of tags to associate with the volume.", immutable=True,
+                               schema=KEY_VALUE),
+    }
+    attributes_schema: dict[str, AttributeSchema] = {}
+    custom_constraints = {"SnapshotId": "cinder.backup"}
+    live_attributes = frozenset()
+
+    @staticmethod
+    def as_cinder(properties: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``OS::Cinder::Volume`` properties that make the volume Heat's makes."""
+        return {"size": properties.get("Size"), "availability_zone": properties.get("AvailabilityZone") or None,
+                "backup_id": properties.get("SnapshotId"), "metadata": tags_metadata(properties.get("Tags"))}
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        return None
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        return None  # every property is immutable: an update fails instead
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        return super().handle_create(self.as_cinder(properties))
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if dict(current.properties) != dict(properties):
+            _immutable_change(self, current.properties, properties)
+        return Outcome(current.physical_id, dict(current.data))
+
+    def check_drift(self, state: ResourceState) -> dict[str, Any]:
+        return super().check_drift(replace(state, properties=self.as_cinder(state.properties)))
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return self._live(state.physical_id) if name == "show" and state.physical_id else None
+
+
+@register
+class AWSVolumeAttachment(cinder.VolumeAttachment):
+    """``AWS::EC2::VolumeAttachment``: Nova attaches ``VolumeId`` to ``InstanceId`` at
+    ``Device``; no property may change (an update that changes one fails, as Heat's)."""
+
+    type_name = "AWS::EC2::VolumeAttachment"
+    properties_schema = {
+        "InstanceId": PropertySchema("string", "The ID of the instance to which the volume attaches.",
+                                     required=True, immutable=True),
+        "VolumeId": PropertySchema("string", "The ID of the volume to be attached.", required=True,
+                                   immutable=True),
+        "Device": PropertySchema("string", "The device where the volume is exposed on the instance.",
+                                 required=True, immutable=True,
+                                 constraints=(allowed_pattern("/dev/vd[b-z]"),)),
+    }
+    attributes_schema: dict[str, AttributeSchema] = {}
+    custom_constraints = {"VolumeId": "cinder.volume"}
+
+    @staticmethod
+    def as_cinder(properties: Mapping[str, Any]) -> dict[str, Any]:
+        return {"instance_uuid": properties.get("InstanceId"), "volume_id": properties.get("VolumeId"),
+                "mountpoint": properties.get("Device")}
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        return None
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        return super().handle_create(self.as_cinder(properties))
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if dict(current.properties) != dict(properties):
+            _immutable_change(self, current.properties, properties)
+        return Outcome(current.physical_id, dict(current.data))
+
+    def handle_delete(self, current: ResourceState) -> None:
+        super().handle_delete(replace(current, properties=self.as_cinder(current.properties)))
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return super().adopted_thing(ident, self.as_cinder(properties))
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        return super().check_healthy(replace(state, properties=self.as_cinder(state.properties)))

@@ -171,3 +171,84 @@ def test_tags_change_with_one_metadata_call() -> None:
     current = ResourceState("web", "AWS::EC2::Instance", "CREATE", physical_id="s1", properties=old)
     instance.handle_update(current, {**old, "Tags": [{"Key": "b", "Value": "2"}]})
     assert cloud.writes() == [("PUT", "/servers/s1/metadata", {"metadata": {"b": "2"}})]
+
+
+class GroupCloud(AwsCloud):
+    """Neutron's security groups: one made with Neutron's two default egress rules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rules = [{"id": "e4", "direction": "egress", "ethertype": "IPv4", "protocol": None,
+                       "port_range_min": None, "port_range_max": None, "remote_ip_prefix": None,
+                       "remote_group_id": None},
+                      {"id": "e6", "direction": "egress", "ethertype": "IPv6", "protocol": None,
+                       "port_range_min": None, "port_range_max": None, "remote_ip_prefix": None,
+                       "remote_group_id": None}]
+
+    def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
+        group = {"id": GROUP, "security_group_rules": self.rules}
+        if (method, path) == ("POST", "/security-groups"):
+            return {"security_group": group}
+        if (method, path) == ("GET", f"/security-groups/{GROUP}"):
+            return {"security_group": group}
+        if method == "DELETE" and path.startswith("/security-group-rules/"):
+            self.rules = [r for r in self.rules if r["id"] != path.rsplit("/", 1)[1]]
+            return None
+        if (method, path) == ("POST", "/security-group-rules"):
+            return {"security_group_rule": {"id": "new"}}
+        return super()._answer(service, method, path, params)
+
+
+def group_properties(**values: Any) -> dict[str, Any]:
+    return validate_properties(ec2.AWSSecurityGroup, {"GroupDescription": "web", **values},
+                               "resources.sg.properties")
+
+
+def test_an_aws_security_group_makes_heats_rules() -> None:
+    cloud = GroupCloud()
+    runtime = FakeRuntime(cloud)
+    outcome = ec2.AWSSecurityGroup("sg", runtime).handle_create(group_properties(
+        SecurityGroupIngress=[{"IpProtocol": "tcp", "FromPort": "22", "ToPort": "22", "CidrIp": "0.0.0.0/0"},
+                              {"IpProtocol": "icmp", "FromPort": "-1", "ToPort": "-1", "CidrIp": "0.0.0.0/0"},
+                              {"IpProtocol": "tcp", "CidrIp": "10.0.0.0/8"}],
+        SecurityGroupEgress=[{"IpProtocol": "tcp", "FromPort": "80", "ToPort": "80", "CidrIp": "0.0.0.0/0"}]))
+    assert outcome.physical_id == GROUP and runtime.claimed == [GROUP]
+    writes = cloud.writes()
+    assert writes[0] == ("POST", "/security-groups", {"security_group": {
+        "name": "st-sg-abcdefghijkl", "description": "web"}})
+    # Egress given: Neutron's default egress rules go first, as in Heat.
+    assert writes[1:3] == [("DELETE", "/security-group-rules/e4", None), ("DELETE", "/security-group-rules/e6", None)]
+    rules = [call[2]["security_group_rule"] for call in writes[3:]]
+    assert [(r["direction"], r["protocol"], r["port_range_min"], r["port_range_max"], r["remote_ip_prefix"])
+            for r in rules] == [("ingress", "tcp", 22, 22, "0.0.0.0/0"),
+                                ("ingress", "icmp", None, None, "0.0.0.0/0"),  # negative ports: none
+                                ("ingress", "tcp", None, None, None),  # no ports: no CIDR, as Heat
+                                ("egress", "tcp", 80, 80, "0.0.0.0/0")]
+
+
+def test_an_update_of_the_rules_deletes_what_the_template_does_not_list_defaults_included() -> None:
+    cloud = GroupCloud()
+    old = group_properties()
+    current = ResourceState("sg", "AWS::EC2::SecurityGroup", "CREATE", physical_id=GROUP, properties=old)
+    new = group_properties(SecurityGroupIngress=[{"IpProtocol": "tcp", "FromPort": "22", "ToPort": "22",
+                                                  "CidrIp": "0.0.0.0/0"}])
+    ec2.AWSSecurityGroup("sg", FakeRuntime(cloud)).handle_update(current, new)
+    writes = cloud.writes()
+    # Heat's AWS group compares Neutron's rules with the template's: the default
+    # egress rules are not listed there, so an update deletes them.
+    assert writes[:2] == [("DELETE", "/security-group-rules/e4", None), ("DELETE", "/security-group-rules/e6", None)]
+    assert writes[2][2]["security_group_rule"]["port_range_min"] == 22 and len(writes) == 3
+
+
+def test_aws_volumes_and_attachments_refuse_any_change_in_heats_words() -> None:
+    volume = ec2.AWSVolume("vol", FakeRuntime(AwsCloud()))
+    old = validate_properties(ec2.AWSVolume, {"AvailabilityZone": "nova", "Size": 1}, "p")
+    current = ResourceState("vol", "AWS::EC2::Volume", "CREATE", physical_id=VOLUME, properties=old)
+    assert volume.replacement_reason(old, {**old, "Size": 2}) is None  # not replaced: refused
+    with pytest.raises(Exception, match=r"Update to properties Size of vol \(AWS::EC2::Volume\) is not supported\."):
+        volume.handle_update(current, {**old, "Size": 2})
+    assert ec2.AWSVolume.as_cinder({**old, "Tags": [{"Key": "a", "Value": "b"}]}) == {
+        "size": 1, "availability_zone": "nova", "backup_id": None, "metadata": {"a": "b"}}
+    with pytest.raises(StackValidationFailed, match=r"/dev/vd\[b-z\]"):
+        validate_properties(ec2.AWSVolumeAttachment, {"InstanceId": "s1", "VolumeId": VOLUME, "Device": "/dev/sdb"},
+                            "resources.attach.properties")
