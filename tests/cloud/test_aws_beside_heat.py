@@ -62,6 +62,19 @@ TEMPLATE = """\
           Tags: [{Key: team, Value: {get_param: team}}]
           UserData: "#!/bin/sh\\necho hello\\n"
           Volumes: [{VolumeId: {get_resource: data}, Device: /dev/vdb}]
+      router:
+        type: OS::Neutron::Router
+        properties: {external_gateway_info: {network: public}}
+      router_interface:
+        type: OS::Neutron::RouterInterface
+        properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+      ip:
+        type: AWS::EC2::EIP
+        depends_on: router_interface
+        properties: {Domain: vpc}
+      ip_on_server:
+        type: AWS::EC2::EIPAssociation
+        properties: {InstanceId: {get_resource: server}, EIP: {get_resource: ip}}
       config:
         type: AWS::AutoScaling::LaunchConfiguration
         properties:
@@ -91,6 +104,7 @@ TEMPLATE = """\
       zone: {value: {get_attr: [server, AvailabilityZone]}}
       instances: {value: {get_attr: [group, InstanceList]}}
       group_ref: {value: {get_resource: group}}
+      ip: {value: [{get_resource: ip}, {get_attr: [ip, AllocationId]}]}
       config_ref: {value: {get_resource: config}}
 """
 
@@ -142,11 +156,23 @@ def described(conn: Any, side: Any, outputs: dict[str, Any]) -> dict[str, Any]:
             "logs": {"size": logs.size, "status": logs.status, "metadata": logs.metadata,
                      "availability_zone": logs.availability_zone, "name": labels.name(logs.name),
                      "attachments": [(labels.value(a["server_id"]), a["device"]) for a in logs.attachments]},
+            "ip": floating_ip(conn, outputs["ip"], labels),
             "rules": sorted((r["direction"], r["ethertype"], str(r["protocol"]), str(r["port_range_min"]),
                              str(r["port_range_max"]), str(r["remote_ip_prefix"])) for r in rules),
             "outputs": {"zone": outputs["zone"], "addresses": len(set(outputs["addresses"])),
                         "group_ref": shape(outputs["group_ref"]), "config_ref": labels.name(outputs["config_ref"]),
                         "instances": len(str(outputs["instances"] or "").split(","))}}
+
+
+def floating_ip(conn: Any, output: list[str], labels: Labels) -> dict[str, Any]:
+    """The EIP: its reference is its address, its AllocationId the floating IP's id,
+    and where the association put it."""
+    address, allocation = output
+    found = conn.network.get_ip(allocation)
+    port = conn.network.get_port(found.port_id) if found.port_id else None
+    return {"reference_is_address": address == found.floating_ip_address, "status": found.status,
+            "network": labels.name(conn.network.get_network(found.floating_network_id).name),
+            "on": labels.value(port.device_id) if port else None}
 
 
 def shape(value: Any) -> str:
@@ -172,7 +198,8 @@ def test_aws_servers_and_groups_are_heats(aws_sides, conn: Any) -> None:
     heat_outputs, hotplay_outputs = heat.apply(), hotplay.apply()
     found = compare(heat_outputs, hotplay_outputs)
     assert not found, "Heat and hotplay differ after the create:\n" + "\n".join(found)
-    assert len(described(conn, hotplay, hotplay_outputs)["members"]) == 2
+    made = described(conn, hotplay, hotplay_outputs)
+    assert len(made["members"]) == 2 and made["ip"]["on"] == "STACK-server-*" and made["ip"]["reference_is_address"]
 
     heat_updated, hotplay_updated = heat.apply(**UPDATE), hotplay.apply(**UPDATE)
     # The server is updated in place on both sides; the group's members are replaced.

@@ -28,7 +28,7 @@ TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
              "OS::Nova::Flavor"),
     "cinder": ("OS::Cinder::Volume", "OS::Cinder::VolumeAttachment"),
     "ec2": ("AWS::EC2::Instance", "AWS::EC2::SecurityGroup", "AWS::EC2::Volume",
-            "AWS::EC2::VolumeAttachment"),
+            "AWS::EC2::VolumeAttachment", "AWS::EC2::EIP", "AWS::EC2::EIPAssociation"),
     "glance": ("OS::Glance::WebImage",),
     "swift": ("OS::Swift::Container", "AWS::S3::Bucket", "OS::Heat::SwiftSignalHandle",
               "OS::Heat::SwiftSignal"),

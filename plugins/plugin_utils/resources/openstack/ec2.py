@@ -4,7 +4,9 @@
 (``heat/engine/resources/aws/ec2/``): ``AWS::EC2::SecurityGroup`` (a Neutron group
 with Heat's AWS rules), ``AWS::EC2::Volume`` and ``AWS::EC2::VolumeAttachment`` (on
 the Cinder types, every property immutable: an update that changes one fails, as
-Heat's), and ``AWS::EC2::Instance``.
+Heat's), ``AWS::EC2::EIP`` and ``AWS::EC2::EIPAssociation`` (a floating IP of the
+external network, referenced by its address, and where it points), and
+``AWS::EC2::Instance``.
 
 ``AWS::EC2::Instance``: a Nova server with Heat's AWS properties, as Heat 27's
 ``heat/engine/resources/aws/ec2/instance.py`` makes it, on the machinery of
@@ -37,6 +39,8 @@ old one, and its replacement fails with the port in use).
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -46,7 +50,7 @@ from ..ec2_schema import (BLOCK_DEVICE_MAPPINGS, KEY_VALUE, NOVA_SCHEDULER_HINTS
                           not_implemented_error)
 from ...errors import StackValidationFailed
 from ..properties import allowed_pattern, allowed_values, value_range
-from . import cinder, neutron
+from . import cinder, neutron, nova
 from .base import UNANSWERED_NAME, OpenStackResource
 from .nova import Server, first_address, serialized_metadata
 from .session import CloudFailure
@@ -554,3 +558,232 @@ class AWSVolumeAttachment(cinder.VolumeAttachment):
 
     def check_healthy(self, state: ResourceState) -> bool:
         return super().check_healthy(replace(state, properties=self.as_cinder(state.properties)))
+
+
+# -- AWS::EC2::EIP and AWS::EC2::EIPAssociation ----------------------------------------------
+
+def external_network(cloud: Any) -> str:
+    """Heat's ``get_external_network_id``: the cloud's one external network."""
+    listed = cloud.request(neutron.NEUTRON, "GET", "/networks", params={"router:external": "True"})["networks"]
+    if len(listed) != 1:
+        raise CloudFailure(f"Expected 1 external network, found {len(listed)}", 400)
+    return str(listed[0]["id"])
+
+
+def server_interface(cloud: Any, server: str) -> tuple[str, str | None]:
+    """The port and IPv4 address Heat's ``associate_floatingip`` picks: the server's
+    first interface (Nova's list) and its first IPv4 address."""
+    listed = cloud.request(nova.COMPUTE, "GET", f"/servers/{server}/os-interface")["interfaceAttachments"]
+    if not listed:
+        raise CloudFailure(f"No network interface found for server {server}.", 404)
+    first = listed[0]
+    address = next((ip["ip_address"] for ip in first.get("fixed_ips") or []
+                    if ":" not in str(ip.get("ip_address"))), None)
+    return str(first["port_id"]), address
+
+
+def floating_ip_by_address(cloud: Any, address: str) -> str:
+    """The id of the floating IP with ``address`` (Heat's EntityMatchNotFound otherwise)."""
+    listed = cloud.request(neutron.NEUTRON, "GET", "/floatingips",
+                           params={"floating_ip_address": address})["floatingips"]
+    if not listed:
+        raise CloudFailure(f"No floatingip matching {{'floating_ip_address': '{address}'}}.", 404)
+    return str(listed[0]["id"])
+
+
+def point_floating_ip(cloud: Any, floating_ip: str, port: str | None, address: str | None = None) -> None:
+    body = {"port_id": port, "fixed_ip_address": address} if port else {"port_id": None, "fixed_ip_address": None}
+    cloud.request(neutron.NEUTRON, "PUT", f"/floatingips/{floating_ip}", {"floatingip": body})
+
+
+def associate(cloud: Any, server: str, floating_ip: str) -> None:
+    """Heat's ``associate_floatingip``: the address onto the server's first interface."""
+    port, address = server_interface(cloud, server)
+    point_floating_ip(cloud, floating_ip, port, address)
+
+
+@register
+class ElasticIp(OpenStackResource):
+    """``AWS::EC2::EIP``: a floating IP of the cloud's external network, on
+    ``InstanceId``'s first interface when given; its reference is the address."""
+
+    type_name = "AWS::EC2::EIP"
+    properties_schema = {
+        "Domain": PropertySchema("string", 'Set to "vpc" to have IP address allocation associated to your VPC.',
+                                 constraints=(allowed_values("vpc"),)),
+        "InstanceId": PropertySchema("string", "Instance ID to associate with EIP.", update_allowed=True),
+    }
+    attributes_schema = {"AllocationId": AttributeSchema(
+        "ID that AWS assigns to represent the allocation of the address for use with Amazon VPC.", "string")}
+    custom_constraints = {"InstanceId": "nova.server"}
+
+    def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
+        for name, constraint in self.custom_constraints.items():
+            nova.check_nova_constraint(self.cloud, constraint, properties.get(name), f"{path}.{name}")
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        made = self.cloud.request(neutron.NEUTRON, "POST", "/floatingips", {
+            "floatingip": {"floating_network_id": external_network(self.cloud)}})["floatingip"]
+        ident = str(made["id"])
+        self.runtime.claim_physical_id(self.name, ident)
+        if properties.get("InstanceId"):
+            associate(self.cloud, str(properties["InstanceId"]), ident)
+        return Outcome(ident, {"address": made.get("floating_ip_address")})
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        if current.properties.get("InstanceId") != properties.get("InstanceId"):
+            if properties.get("InstanceId"):
+                associate(self.cloud, str(properties["InstanceId"]), current.physical_id)
+            else:
+                point_floating_ip(self.cloud, current.physical_id, None)
+        return Outcome(current.physical_id, dict(current.data))
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if not current.physical_id:
+            return
+        for call in (functools.partial(point_floating_ip, self.cloud, current.physical_id, None),
+                     functools.partial(self.cloud.request, neutron.NEUTRON, "DELETE",
+                                       f"/floatingips/{current.physical_id}")):
+            try:
+                call()
+            except CloudFailure as error:
+                if not error.not_found:
+                    raise
+
+    def reference_id(self, state: ResourceState) -> Any:
+        return state.data.get("address") or self.name
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        if name == "AllocationId":
+            return str(state.physical_id) if state.physical_id else None
+        return self._show(state.physical_id) if name == "show" and state.physical_id else None
+
+    def _show(self, ident: str) -> Mapping[str, Any] | None:
+        try:
+            shown: Mapping[str, Any] = self.cloud.request(neutron.NEUTRON, "GET", f"/floatingips/{ident}")["floatingip"]
+            return shown
+        except CloudFailure as error:
+            if error.not_found:
+                return None
+            raise
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._show(ident)
+
+    def handle_adopt(self, properties: Mapping[str, Any], adopted: Any) -> Outcome:
+        outcome = super().handle_adopt(properties, adopted)
+        shown = self._show(outcome.physical_id) or {}
+        return Outcome(outcome.physical_id, {**outcome.data, "address": shown.get("floating_ip_address")})
+
+    def check_healthy(self, state: ResourceState) -> bool:
+        return bool(state.physical_id) and self._show(state.physical_id) is not None
+
+
+@register
+class ElasticIpAssociation(OpenStackResource):
+    """``AWS::EC2::EIPAssociation``: the floating IP ``EIP`` (an address) onto
+    ``InstanceId``, or the one ``AllocationId`` names onto ``NetworkInterfaceId`` (or
+    the instance's first port), as Heat's."""
+
+    type_name = "AWS::EC2::EIPAssociation"
+    properties_schema = {
+        "InstanceId": PropertySchema("string", "Instance ID to associate with EIP specified by EIP property.",
+                                     update_allowed=True),
+        "EIP": PropertySchema("string", "EIP address to associate with instance.", update_allowed=True),
+        "AllocationId": PropertySchema("string", "Allocation ID for VPC EIP address.", update_allowed=True),
+        "NetworkInterfaceId": PropertySchema("string", "Network interface ID to associate with EIP.",
+                                             update_allowed=True),
+    }
+    attributes_schema: dict[str, AttributeSchema] = {}
+    custom_constraints = {"InstanceId": "nova.server"}
+
+    def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
+        nova.check_nova_constraint(self.cloud, "nova.server", properties.get("InstanceId"), f"{path}.InstanceId")
+
+    def validate(self, properties: Mapping[str, Any]) -> None:
+        """Heat's checks, in its order and words."""
+        path = f"resources.{self.name}"
+        if bool(properties.get("EIP")) == bool(properties.get("AllocationId")):
+            raise self.refuse("Either 'EIP' or 'AllocationId' must be provided.", path)
+        if properties.get("EIP") and not properties.get("InstanceId"):
+            raise self.refuse("Must specify 'InstanceId' if you specify 'EIP'.", path)
+        if not properties.get("InstanceId") and not properties.get("NetworkInterfaceId"):
+            raise self.refuse("At least one of the following properties must be specified: InstanceId, "
+                              "NetworkInterfaceId.", path)
+
+    def replacement_reason(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+        """Heat's ``needs_replace_with_prop_diff``: another address and another target."""
+        changed = {key for key in set(old) | set(new) if old.get(key) != new.get(key)}
+        if changed & {"AllocationId", "EIP"} and changed & {"InstanceId", "NetworkInterfaceId"} and (
+                new.get("InstanceId") or new.get("NetworkInterfaceId")):
+            return "its address and what it is on changed"
+        return super().replacement_reason(old, new)
+
+    def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
+        if properties.get("EIP"):
+            address = str(properties["EIP"])
+            associate(self.cloud, str(properties["InstanceId"]), floating_ip_by_address(self.cloud, address))
+            return Outcome(address)
+        floating_ip = str(properties["AllocationId"])
+        port = self._port(properties)
+        if port is None:
+            return Outcome("")  # Heat: "Skipping association, resource not specified"
+        self._add_gateway_router(floating_ip, str(port["network_id"]))
+        point_floating_ip(self.cloud, floating_ip, str(port["id"]))
+        return Outcome(floating_ip)
+
+    def _port(self, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Heat's ``_get_port_info``: the interface named, or the instance's first port."""
+        if properties.get("NetworkInterfaceId"):
+            params: dict[str, Any] = {"id": properties["NetworkInterfaceId"]}
+        elif properties.get("InstanceId"):
+            params = {"device_id": properties["InstanceId"]}
+        else:
+            return None
+        ports = self.cloud.request(neutron.NEUTRON, "GET", "/ports", params=params)["ports"]
+        return ports[0] if ports else None
+
+    def _add_gateway_router(self, floating_ip: str, network: str) -> None:
+        """Heat's ``_neutron_add_gateway_router``: the router named as the port's
+        network (an AWS VPC's) gets the floating IP's network as its gateway."""
+        shown = self.cloud.request(neutron.NEUTRON, "GET", f"/networks/{network}")["network"]
+        routers = self.cloud.request(neutron.NEUTRON, "GET", "/routers", params={"name": shown["name"]})["routers"]
+        if len(routers) != 1:
+            return
+        fip = self.cloud.request(neutron.NEUTRON, "GET", f"/floatingips/{floating_ip}")["floatingip"]
+        self.cloud.request(neutron.NEUTRON, "PUT", f"/routers/{routers[0]['id']}", {"router": {
+            "external_gateway_info": {"network_id": fip["floating_network_id"]}}})
+
+    def handle_update(self, current: ResourceState, properties: Mapping[str, Any]) -> Outcome:
+        """Heat's ``handle_update`` ends where this does: the address off what it
+        was on, then onto what the new properties say."""
+        self.handle_delete(current)
+        outcome = self.handle_create(properties)
+        return Outcome(outcome.physical_id or current.physical_id, dict(current.data))
+
+    def handle_delete(self, current: ResourceState) -> None:
+        if not current.physical_id:
+            return
+        try:
+            if current.properties.get("EIP"):
+                point_floating_ip(self.cloud, floating_ip_by_address(self.cloud, str(current.properties["EIP"])), None)
+            elif current.properties.get("AllocationId"):
+                point_floating_ip(self.cloud, str(current.properties["AllocationId"]), None)
+        except CloudFailure as error:
+            if not error.not_found:
+                raise
+
+    def reference_id(self, state: ResourceState) -> Any:
+        return state.physical_id or self.name
+
+    def attribute(self, state: ResourceState, name: str) -> Any:
+        return None
+
+    def adopted_thing(self, ident: str, properties: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        listed = self.cloud.request(neutron.NEUTRON, "GET", "/floatingips", params={"floating_ip_address": ident}) \
+            if "." in ident else {"floatingips": [self.cloud.request(neutron.NEUTRON, "GET", f"/floatingips/{ident}")
+                                                  ["floatingip"]]}
+        found = listed.get("floatingips") or []
+        return found[0] if found else None
+
+    id_shape = (re.compile(r"[0-9a-fA-F.:-]+"), "an address or a UUID")

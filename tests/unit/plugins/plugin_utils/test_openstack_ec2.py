@@ -252,3 +252,55 @@ def test_aws_volumes_and_attachments_refuse_any_change_in_heats_words() -> None:
     with pytest.raises(StackValidationFailed, match=r"/dev/vd\[b-z\]"):
         validate_properties(ec2.AWSVolumeAttachment, {"InstanceId": "s1", "VolumeId": VOLUME, "Device": "/dev/sdb"},
                             "resources.attach.properties")
+
+
+class AddressCloud(AwsCloud):
+    """Neutron's one external network and floating IPs; Nova's interfaces of s1."""
+
+    def _answer(self, service: str, method: str, path: str, params: Any) -> Any:
+        if (method, path) == ("GET", "/networks"):
+            return {"networks": [{"id": "public-net"}]}
+        if (method, path) == ("POST", "/floatingips"):
+            return {"floatingip": {"id": "fip-1", "floating_ip_address": "172.24.4.9"}}
+        if (method, path) == ("GET", "/floatingips"):
+            return {"floatingips": [{"id": "fip-1"}]}
+        if (method, path) == ("GET", "/servers/s1/os-interface"):
+            return {"interfaceAttachments": [{"port_id": "port-1", "fixed_ips": [
+                {"ip_address": "fd00::5"}, {"ip_address": "10.0.0.5"}]}]}
+        if method == "PUT" and path.startswith("/floatingips/"):
+            return {"floatingip": {}}
+        return super()._answer(service, method, path, params)
+
+
+def test_an_eip_is_a_floating_ip_of_the_external_network_referenced_by_its_address() -> None:
+    cloud = AddressCloud()
+    eip = ec2.ElasticIp("ip", FakeRuntime(cloud))
+    outcome = eip.handle_create(validate_properties(ec2.ElasticIp, {"Domain": "vpc", "InstanceId": "s1"}, "p"))
+    assert cloud.writes() == [
+        ("POST", "/floatingips", {"floatingip": {"floating_network_id": "public-net"}}),
+        # Heat's associate_floatingip: the first interface, its first IPv4 address.
+        ("PUT", "/floatingips/fip-1", {"floatingip": {"port_id": "port-1", "fixed_ip_address": "10.0.0.5"}})]
+    state = ResourceState("ip", "AWS::EC2::EIP", "CREATE", physical_id=outcome.physical_id, data=dict(outcome.data))
+    assert eip.reference_id(state) == "172.24.4.9" and eip.attribute(state, "AllocationId") == "fip-1"
+
+
+def test_an_eip_association_puts_the_address_on_the_instance() -> None:
+    cloud = AddressCloud()
+    association = ec2.ElasticIpAssociation("on", FakeRuntime(cloud))
+    properties = validate_properties(ec2.ElasticIpAssociation, {"InstanceId": "s1", "EIP": "172.24.4.9"}, "p")
+    association.validate(properties)
+    assert association.handle_create(properties).physical_id == "172.24.4.9"
+    assert cloud.writes() == [("PUT", "/floatingips/fip-1", {"floatingip": {
+        "port_id": "port-1", "fixed_ip_address": "10.0.0.5"}})]
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"InstanceId": "s1"}, "Either 'EIP' or 'AllocationId' must be provided."),
+    ({"EIP": "172.24.4.9"}, "Must specify 'InstanceId' if you specify 'EIP'."),
+    ({"AllocationId": "fip-1"}, "At least one of the following properties must be specified: InstanceId, "
+                                "NetworkInterfaceId."),
+])
+def test_an_eip_association_is_validated_in_heats_words(values: dict[str, Any], message: str) -> None:
+    association = ec2.ElasticIpAssociation("on", FakeRuntime(AddressCloud()))
+    with pytest.raises(StackValidationFailed, match=message):
+        association.validate(validate_properties(ec2.ElasticIpAssociation, values, "p"))
