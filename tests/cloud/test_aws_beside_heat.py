@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from test_native_side_by_side import both_sides
-from test_side_by_side_heat import Labels, differences, left_behind
+from test_side_by_side_heat import Labels, at_once, differences, left_behind
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TEMPLATE = """\
@@ -195,19 +195,18 @@ def test_aws_servers_and_groups_are_heats(aws_sides, conn: Any) -> None:
         return differences(ports_named(described(conn, heat, heat_outputs)),
                            ports_named(described(conn, hotplay, hotplay_outputs)))
 
-    heat_outputs, hotplay_outputs = heat.apply(), hotplay.apply()
+    heat_outputs, hotplay_outputs = at_once(heat.apply, hotplay.apply)
     found = compare(heat_outputs, hotplay_outputs)
     assert not found, "Heat and hotplay differ after the create:\n" + "\n".join(found)
     made = described(conn, hotplay, hotplay_outputs)
     assert len(made["members"]) == 2 and made["ip"]["on"] == "STACK-server-*" and made["ip"]["reference_is_address"]
 
-    heat_updated, hotplay_updated = heat.apply(**UPDATE), hotplay.apply(**UPDATE)
+    heat_updated, hotplay_updated = at_once(lambda: heat.apply(**UPDATE), lambda: hotplay.apply(**UPDATE))
     # The server is updated in place on both sides; the group's members are replaced.
     assert (heat_updated["ids"], hotplay_updated["ids"]) == (heat_outputs["ids"], hotplay_outputs["ids"])
     found = compare(heat_updated, hotplay_updated)
     assert not found, "Heat and hotplay differ after the update:\n" + "\n".join(found)
     assert len(described(conn, hotplay, hotplay_updated)["members"]) == 3
 
-    heat.delete()
-    hotplay.delete()
+    at_once(heat.delete, hotplay.delete)
     assert (left_behind(conn, heat.name), left_behind(conn, hotplay.name)) == ([], [])

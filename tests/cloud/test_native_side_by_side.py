@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import test_side_by_side_heat as provider_side_by_side
-from test_side_by_side_heat import HeatSide, HotplaySide, Labels, differences, left_behind
+from test_side_by_side_heat import HeatSide, HotplaySide, Labels, at_once, differences, left_behind
 
 TEMPLATE = """\
     heat_template_version: 2018-08-31
@@ -167,17 +167,16 @@ def described(conn: Any, side: Any, outputs: dict[str, Any]) -> dict[str, Any]:
 
 def test_native_neutron_types_make_and_show_what_heat_does(sides, conn: Any) -> None:
     heat, hotplay = sides
-    heat_outputs, hotplay_outputs = heat.apply(), hotplay.apply()
+    heat_outputs, hotplay_outputs = at_once(heat.apply, hotplay.apply)
     found = differences(described(conn, heat, heat_outputs), described(conn, hotplay, hotplay_outputs))
     assert not found, "Heat and hotplay differ after the create:\n" + "\n".join(found)
 
-    heat_updated, hotplay_updated = heat.apply(**UPDATE), hotplay.apply(**UPDATE)
+    heat_updated, hotplay_updated = at_once(lambda: heat.apply(**UPDATE), lambda: hotplay.apply(**UPDATE))
     assert (heat_updated["ids"], hotplay_updated["ids"]) == (heat_outputs["ids"], hotplay_outputs["ids"])
     found = differences(described(conn, heat, heat_updated), described(conn, hotplay, hotplay_updated))
     assert not found, "Heat and hotplay differ after the update:\n" + "\n".join(found)
 
-    heat.delete()
-    hotplay.delete()
+    at_once(heat.delete, hotplay.delete)
     assert (left_behind(conn, heat.name), left_behind(conn, hotplay.name)) == ([], [])
 
 
@@ -212,16 +211,15 @@ def test_a_server_on_a_port_with_a_volume_is_heats_with_no_known_differences(ser
         return differences(described_servers(conn, heat, heat_outputs),
                            described_servers(conn, hotplay, hotplay_outputs))
 
-    heat_outputs, hotplay_outputs = heat.apply(), hotplay.apply()
+    heat_outputs, hotplay_outputs = at_once(heat.apply, hotplay.apply)
     found = compare(heat_outputs, hotplay_outputs)
     assert not found, "Heat and hotplay differ after the create:\n" + "\n".join(found)
 
     update = provider_side_by_side.UPDATE
-    heat_updated, hotplay_updated = heat.apply(**update), hotplay.apply(**update)
+    heat_updated, hotplay_updated = at_once(lambda: heat.apply(**update), lambda: hotplay.apply(**update))
     assert (heat_updated["ids"], hotplay_updated["ids"]) == (heat_outputs["ids"], hotplay_outputs["ids"])
     found = compare(heat_updated, hotplay_updated)
     assert not found, "Heat and hotplay differ after the update:\n" + "\n".join(found)
 
-    heat.delete()
-    hotplay.delete()
+    at_once(heat.delete, hotplay.delete)
     assert (left_behind(conn, heat.name), left_behind(conn, hotplay.name)) == ([], [])
