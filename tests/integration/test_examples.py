@@ -16,6 +16,7 @@ SHIPPED = INSTALLED / "ansible_collections" / "hotplay" / "stacks" / "playbooks"
 # name -> (template, environment files, parameters)
 EXAMPLES = {
     "legacy_cfn": ("legacy_cfn.yaml", [], {}),
+    "cfn_site": ("cfn_site.template", [], {"Environment": "production"}),
     "boot_config": ("boot_config.yaml", [], {}),
     "firewall": ("firewall.yaml", [], {}),
     "inventory": ("inventory.yaml", [], {}),
@@ -70,6 +71,7 @@ def test_every_example_applies_gives_its_outputs_and_deletes(run_tasks):
     assert results["listing"]["stacks"] == []
 
     check_legacy_cfn(results["legacy_cfn"])
+    check_cfn_site(results["cfn_site"])
     check_boot_config(results["boot_config"])
     check_firewall(results["firewall"]["outputs"])
     check_inventory(results["inventory"]["outputs"])
@@ -97,6 +99,16 @@ def check_legacy_cfn(result: dict) -> None:
     assert out["zones"] == ["nova"]
     assert out["tags"] == {"team": "web", "tier": "frontend"}
     assert out["summary"] == "example.org on ports 80/443/8080"
+
+
+def check_cfn_site(result: dict) -> None:
+    out = result["outputs"]
+    assert out["site"] == "cfn_site-large-east-live"
+    assert (out["disk"], out["replicas"], out["region"]) == (100, 2, "ap-southeast-1")
+    assert re.fullmatch(r"[A-Za-z0-9]{6}", out["suffix"])
+    assert re.fullmatch(r"arn:openstack:heat::hotplay:stacks/cfn_site/[0-9a-f-]{36}", out["stack_id"])
+    assert out["banner"] is None  # its condition is false in production
+    assert result["parameters"]["AdminPassword"] == "******"
 
 
 def check_boot_config(result: dict) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from ..errors import HotplayError, TemplateError, invalid_stack_name, printable, shown_name
 from ..limits import MAX_DEPTH, MAX_NESTED_DEPTH
 from .registry import BASE_URL, HOOKS, RESTRICTED, is_template_name
+from .template.cfn import sections_of
 from .template.loader import Unreadable, decode, load_template_yaml, read_regular
 
 # The keys of a stack's abandon data without which nothing can be adopted (a
@@ -312,7 +313,8 @@ def _registry_targets(registry: Mapping[str, Any], path: str,
 def _template_types(template: Any, path: str, depth: int) -> list[tuple[str, str]]:
     """(place, type) of the resource types a template names."""
     found: list[tuple[str, str]] = []
-    resources = template.get("resources") if isinstance(template, Mapping) else None
+    # A CFN template's Resources and Type read under HOT's names.
+    resources = sections_of(template).get("resources") if isinstance(template, Mapping) else None
     if not isinstance(resources, Mapping):
         return found
     for name, resource in resources.items():

@@ -25,7 +25,6 @@ from ..limits import MAX_NESTED_DEPTH, MAX_PRODUCED_PER_STACK, MAX_RESOURCES_PER
 from ..language.parameters import (
     Parameters,
     given_beyond_defaults,
-    parse_parameter_schemas,
     provisional_parameters,
     redacted,
     resolve_parameters,
@@ -33,15 +32,20 @@ from ..language.parameters import (
 )
 from .. import resources as _resource_types  # noqa: F401  (registers the types)
 from ..resources.base import Resource, ResourceState, resource_class
+from ..resources.services import TypesNotRun, Unrun, heat_type_not_run
 from ..resources.facades import check_against_facade, translate_replaced
 from ..resources.base import handler_for as resource_handler
+from ..resources.nested import stack_arn
 from ..resources.runtime import PROJECT_ID, Cancelled, RuntimeContext
 from ..resources.properties import check_provider_properties, contains_unknown, validate_properties
+from ..language.template.cfn import sections_of
 from ..language.template.hot import HotTemplate
 from ..language.template.loader import TemplateSource, load_template_yaml
+from ..language.template.reading import read_template
 
 DELETION_POLICIES = {"delete": "Delete", "retain": "Retain", "snapshot": "Snapshot"}
-PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
+# The value Heat gives a CFN template's AWS::Region (heat/engine/cfn/parameters.py).
+CFN_REGION = "ap-southeast-1"
 PROVIDER_SUFFIXES = (".yaml", ".yml", ".template", ".json")
 
 
@@ -207,18 +211,27 @@ class Scope:
         self.stack_name = identity.name
         self.stack_id = identity.id
         self.project_id = identity.project_id
+        self.pseudo = self._pseudo_parameters(definition.template.pseudo_parameters)
 
-    def has_param(self, name: str) -> bool:
-        return name in PSEUDO_PARAMETERS or name in self.definition.parameter_schemas
-
-    def param(self, name: str) -> Any:
-        pseudo = {
+    def _pseudo_parameters(self, names: tuple[str, ...]) -> dict[str, str]:
+        """The values of the template's pseudo parameters (HOT's ``OS::``, CFN's ``AWS::``)."""
+        values = {
             "OS::stack_name": self.stack_name,
             "OS::stack_id": self.stack_id,
             "OS::project_id": self.project_id,
+            "AWS::StackName": self.stack_name,
+            # Heat gives a CFN template the stack's ARN, not its bare id.
+            "AWS::StackId": stack_arn(self.stack_name, self.stack_id),
+            "AWS::Region": CFN_REGION,
         }
-        if name in pseudo:
-            return pseudo[name]
+        return {name: values[name] for name in names}
+
+    def has_param(self, name: str) -> bool:
+        return name in self.pseudo or name in self.definition.parameter_schemas
+
+    def param(self, name: str) -> Any:
+        if name in self.pseudo:
+            return self.pseudo[name]
         parameters = self.definition.parameters
         if name not in parameters.values:  # while the stack loads: a value missing or wrong
             raise StackValidationFailed(parameters.unreadable.get(
@@ -236,6 +249,9 @@ class Scope:
 
     def has_condition(self, name: str) -> bool:
         return name in self.definition.template.conditions_section
+
+    def mappings(self) -> Mapping[str, Any]:
+        return self.definition.template.mappings
 
     def condition(self, name: str) -> bool:
         return self.definition.condition(name)
@@ -288,6 +304,9 @@ class StackDefinition:
                 raise StackValidationFailed(f"Recursion depth exceeds {MAX_NESTED_DEPTH}.")
             self._build(given_parameters)
         except HotplayError as error:
+            template: HotTemplate | None = getattr(self, "template", None)
+            if template is not None:
+                error = template.in_own_words(error)
             raise self._without_hidden_values(error).located(source.path)
 
     def _without_hidden_values(self, error: HotplayError) -> HotplayError:
@@ -300,17 +319,14 @@ class StackDefinition:
         return error
 
     def _build(self, given_parameters: Mapping[str, Any]) -> None:
-        self.template = HotTemplate(self.source)
+        self.template = read_template(self.source)
         count = len(self.template.resources_section)
         if count > MAX_RESOURCES_PER_STACK:
             raise StackValidationFailed(
                 f"The template has {count} resources, more than the maximum of "
                 f"{MAX_RESOURCES_PER_STACK} per stack", path="resources")
-        version = self.template.version.key
-        self.parameter_schemas = parse_parameter_schemas(
-            self.template.parameters_section, self.source.path, version,
-            replaced_defaults=frozenset(self.environment.parameter_defaults), check_defaults=False,
-        )
+        self.parameter_schemas = self.template.parameter_schemas(
+            replaced_defaults=frozenset(self.environment.parameter_defaults), check_defaults=False)
         self.scope = Scope(self)
         # Heat's order (engine/service.py, stack.py ``validate``): loading the stack
         # parses every resource (function arguments, resource conditions) with the
@@ -421,7 +437,26 @@ class StackDefinition:
                 for key in ("properties", "metadata", "update_policy")} | {
             "external_id": parse(self.scope, entry.get("external_id"), f"{path}.external_id")}
 
+    def _refuse_types_not_run(self) -> None:
+        """Heat's types that this collection does not run, every such resource named
+        in one refusal (resources/services.py), before any resource is read."""
+        unrun = []
+        for name, entry in self.template.resources_section.items():
+            path = f"resources.{name}"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("type"), str) \
+                    or not self._enabled(entry, path):
+                continue
+            try:
+                implementation = self.environment.registry.resolve(entry["type"], (name,))
+            except TemplateError:
+                continue  # said where the resource is read
+            if resource_class(implementation) is None and heat_type_not_run(implementation):
+                unrun.append(Unrun(self.template.place(path), implementation))
+        if unrun:
+            raise TypesNotRun(unrun)
+
     def _resource_definitions(self, parsed: Mapping[str, dict[str, Any]]) -> dict[str, ResourceDefinition]:
+        self._refuse_types_not_run()
         definitions: dict[str, ResourceDefinition] = {}
         for position, (name, entry) in enumerate(self.template.resources_section.items()):
             path = f"resources.{name}"
@@ -677,10 +712,11 @@ class StackDefinition:
         if check is not None and update_policy and not dependencies(update_policy):
             check(resolve(update_policy), path)
 
-    def _provider(self, key: str) -> dict[str, Any]:
-        """A provider template's parsed text ({} when it is not a mapping)."""
+    def _provider(self, key: str) -> Mapping[str, Any]:
+        """A provider template's sections under HOT's names, whatever its format
+        ({} when it is not a mapping)."""
         provider = load_template_yaml(self.files[key], key)
-        return provider if isinstance(provider, dict) else {}
+        return sections_of(provider) if isinstance(provider, dict) else {}
 
     def _check_provider_properties(self, key: str, values: Mapping[str, Any], path: str,
                                    reading: frozenset[str] = frozenset()) -> None:

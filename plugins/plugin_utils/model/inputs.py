@@ -29,6 +29,7 @@ from ..language.environment import (
 from ..errors import StackValidationFailed
 from ..limits import MAX_PARAMETER_SIZE, MAX_PARAMETERS_SIZE
 from ..store.base import RevisionRecord
+from ..language.template.cfn import sections_of
 from ..language.template.loader import TemplateSource, decode, load_template, load_yaml, read_regular
 
 HIDDEN_MARK = "__hidden_sha256__"
@@ -248,7 +249,9 @@ def keep_hidden_secrets(store: Any, parameters: Any, stack_name: str) -> None:
 def mask_declared_hidden(store: Any, inputs: LoadedInputs, given: Mapping[str, Any]) -> None:
     """A definition that failed to build: the values given to parameters its
     template declares hidden are masked in the error all the same."""
-    declared = inputs.source.data.get("parameters") if isinstance(inputs.source.data, Mapping) else None
+    data = inputs.source.data
+    # A CFN template's NoEcho parameters read as hidden ones (sections_of).
+    declared = sections_of(data).get("parameters") if isinstance(data, Mapping) else None
     environment = inputs.environment
     for name, spec in (declared if isinstance(declared, Mapping) else {}).items():
         if isinstance(spec, Mapping) and spec.get("hidden") is True:

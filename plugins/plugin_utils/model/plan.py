@@ -465,7 +465,9 @@ class _Previewer:
             # Heat validates nested stacks with their parent (StackResource.
             # validate_nested_stack) and names the place as it does:
             # resources.web<web.yaml>.resources.server...
-            inside = f"resources.{name}<{getattr(handler, 'template_key', 'nested_stack')}>"
+            # (resources.web in CFN's words when the parent is a CFN template).
+            parent = self.definition.template.place(f"resources.{name}")
+            inside = f"{parent}<{getattr(handler, 'template_key', 'nested_stack')}>"
             raise StackValidationFailed(
                 error.message, source=self.definition.source.path,
                 path=f"{inside}.{error.path}" if error.path else inside,

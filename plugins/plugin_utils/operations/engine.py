@@ -59,6 +59,7 @@ from ..store.base import RevisionRecord, StackRecord, Store
 from ..store.sealed import SealedStore, sealed
 from ..resources.openstack.session import CloudSession
 from ..resources.runtime import ScaleStep
+from ..resources.services import TypesNotRun
 from .locks import record_takeover
 from .scale import (ScaleSignal, confined_to_groups, keep_heats_statuses, plan_reason, record_signal_event,
                     scale_step, statuses_before)
@@ -86,6 +87,7 @@ from ..adapters.views import (
     summarize_stack,
 )
 from ..language.environment import Environment
+from ..language.template.cfn import sections_of
 from ..language.template.loader import TemplateSource, load_template_body
 RESTRICTED_MODES = ("fail", "skip")
 
@@ -296,10 +298,12 @@ def _prepared(store: SealedStore, request: ApplyRequest) -> _Prepared:
     check_tags(request.tags)
     stack_id = existing.id if existing else str(uuid.uuid4())
     try:
-        kept = frozenset((last.definition.get("template") or {}).get("parameters") or {}) if last else frozenset()
+        kept = frozenset(_stored_sections(last).get("parameters") or {}) if last else frozenset()
         definition = StackDefinition(inputs.source, inputs.environment, given,
                                      StackIdentity(request.name, stack_id), inputs.files,
                                      previous_parameters=kept)
+    except TypesNotRun as refused:
+        raise _with_catalog(refused, request) from None
     except HotplayError:
         mask_declared_hidden(store, inputs, given)  # the error may quote a hidden value
         raise
@@ -351,12 +355,31 @@ def _template_of(request: ApplyRequest) -> str | TemplateSource | None:
                               request.file_roots)
 
 
+def _with_catalog(refused: TypesNotRun, request: ApplyRequest) -> TypesNotRun:
+    """A refusal of types not run here, each reason as the cloud's catalog decides
+    it; as it is when the task has no cloud (none given, no ``OS_CLOUD`` or
+    ``OS_AUTH_URL``) or cannot reach it."""
+    configured = request.cloud or os.environ.get("OS_CLOUD") or os.environ.get("OS_AUTH_URL")
+    if not configured or request.session is None:
+        return refused
+    try:
+        return refused.with_catalog(request.session.has_service)
+    except Exception:  # pylint: disable=broad-exception-caught  # the cloud cannot say: as it was
+        return refused
+
+
+def _stored_sections(last: RevisionRecord) -> Mapping[str, Any]:
+    """The sections of a revision's template under HOT's names (a CFN template's
+    ``Resources`` as ``resources``)."""
+    return sections_of(last.definition.get("template") or {})
+
+
 def written_depends_on(last: RevisionRecord | None) -> dict[str, tuple[str, ...]] | None:
     """Each resource's depends_on as the last revision's template wrote it (a name
     is a list of one), or None when there is no last revision."""
     if last is None:
         return None
-    resources = (last.definition.get("template") or {}).get("resources") or {}
+    resources = _stored_sections(last).get("resources") or {}
     found: dict[str, tuple[str, ...]] = {}
     for name, entry in resources.items():
         found[str(name)] = written_names(entry.get("depends_on") if isinstance(entry, dict) else None)

@@ -103,7 +103,7 @@ class LaunchConfiguration(Resource):
         "InstanceId": PropertySchema("string", "The ID of an existing instance you want to use to "
                                      "create the launch configuration."),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
+    attributes_schema = {}
     adoptable = True
     # Heat's ``needs_replace_with_tmpl_diff``: new metadata, a new configuration.
     replaced_when_metadata_changes = True
@@ -179,9 +179,9 @@ class AWSAutoScalingGroup(AutoScalingGroup):
                                         "string"),
     }
     update_policy_name = "AutoScalingRollingUpdate"
-    not_implemented = ("HealthCheckGracePeriod", "HealthCheckType")
+    not_implemented: tuple[str, ...] = ("HealthCheckGracePeriod", "HealthCheckType")
     # Heat's tags naming the group on each member, besides the group's own.
-    metering_tags = ("metering.groupname", "metering.AutoScalingGroupName")
+    metering_tags: tuple[str, ...] = ("metering.groupname", "metering.AutoScalingGroupName")
 
     # -- what the AWS names mean ------------------------------------------------------
     @classmethod

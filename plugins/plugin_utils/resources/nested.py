@@ -22,6 +22,7 @@ from ..errors import (HotplayError, InvalidAttribute, Paused, StackValidationFai
 
 from ..language.abandon import AbandonedResource, AbandonedStack
 from ..language.template.loader import TemplateSource, load_template_yaml
+from ..language.template.cfn import sections_of
 from .base import (
     AttributeSchema,
     Outcome,
@@ -234,17 +235,21 @@ class TemplateResource(NestedStackResource):
         data: dict[str, Any] = load_template_yaml(files[self.template_key], self.template_key)
         return data
 
+    def _sections(self) -> Mapping[str, Any]:
+        """The provider's sections under HOT's names (a provider may be a CFN template)."""
+        return sections_of(self._template_data())
+
     def _declared_outputs(self) -> Mapping[str, Any] | None:
         """The provider's outputs; None when its text is not at hand (reading the
         outputs a stored nested stack recorded)."""
         if self.template_key not in self.runtime.files:
             return None
-        outputs = self._template_data().get("outputs")
+        outputs = self._sections().get("outputs")
         return outputs if isinstance(outputs, Mapping) else {}
 
     def check_properties(self, values: Mapping[str, Any], path: str) -> dict[str, Any]:
         """Properties are the provider template's parameters (Heat's rule)."""
-        declared = self._template_data().get("parameters") or {}
+        declared = self._sections().get("parameters") or {}
         for key in values:
             if key not in declared:
                 raise StackValidationFailed(f"Unknown Property {key}", path=path)
@@ -294,7 +299,7 @@ class TemplateResource(NestedStackResource):
         gets Heat's physical id; a RandomString (the template's name suffix) the end
         of the real thing's name."""
         members = {}
-        for member, declared in (self._template_data().get("resources") or {}).items():
+        for member, declared in (self._sections().get("resources") or {}).items():
             kind = str(declared.get("type", "")) if isinstance(declared, Mapping) else ""
             data: dict[str, Any] = {}
             if kind == "OS::Heat::RandomString":
@@ -310,7 +315,7 @@ class TemplateResource(NestedStackResource):
                               resources=members, made_up=True)
 
     def child_parameters(self, properties: Mapping[str, Any]) -> dict[str, Any]:
-        declared = self._template_data().get("parameters") or {}
+        declared = self._sections().get("parameters") or {}
         listed = {name for name, schema in declared.items()
                   if isinstance(schema, Mapping) and schema.get("type") == "comma_delimited_list"}
         return {name: as_delimited_list(value) if name in listed else value

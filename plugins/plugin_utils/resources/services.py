@@ -14,12 +14,13 @@ Heat's at all keeps Heat's ``could not be found``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from ..errors import StackValidationFailed
 from .heat_types import service_of
 
-MAPPING_HINT = ("map it to a provider template over a module in the environment "
+MAPPING_HINT = ("an environment can map each such type to a provider template over a module "
                 "(docs/openstack.md: \"Types this collection does not run\")")
 
 
@@ -29,6 +30,23 @@ class Unrun:
 
     path: str  # resources.<name>, as the template names it
     type_name: str
+
+
+class TypesNotRun(StackValidationFailed):
+    """A template names Heat types this collection does not run (``unrun``: each
+    resource, its place in the template's words, and its type)."""
+
+    def __init__(self, unrun: Sequence[Unrun], catalog: Collection[str] | None = None) -> None:
+        super().__init__(unrun_message(unrun, catalog))
+        self.unrun = tuple(unrun)
+
+    def with_catalog(self, has_service: Callable[[str], bool]) -> "TypesNotRun":
+        """The same refusal, each reason as the cloud's catalog decides it
+        (``has_service``: whether the catalog lists a service type)."""
+        wanted = {service[1] for item in self.unrun if (service := service_of(item.type_name))}
+        told = TypesNotRun(self.unrun, {kind for kind in wanted if has_service(kind)})
+        told.path = self.path
+        return told.located(self.source)  # type: ignore[return-value]
 
 
 def heat_type_not_run(type_name: str) -> bool:
@@ -54,6 +72,6 @@ def _reason(type_name: str, catalog: Collection[str] | None) -> str:
         # Heat's ResourceTypeUnavailable, as Heat says it for a service the cloud lacks.
         return (f"HEAT-E99001 Service {client} is not available for resource type {type_name}, "
                 "reason: Service endpoint not in service catalog.")
-    where = f"the cloud runs {client} ({service_type})" if catalog is not None \
-        else f"a type of {client} ({service_type})"
-    return f"{where}, but hotplay.stacks does not implement {type_name} yet"
+    if catalog is not None:
+        return f"the cloud runs {client} ({service_type}), but hotplay.stacks does not implement {type_name} yet"
+    return f"a type of {client} ({service_type}) that hotplay.stacks does not implement yet"

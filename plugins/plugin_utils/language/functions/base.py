@@ -74,6 +74,9 @@ class StackContext(Protocol):
     def facade(self, key: str) -> Any:
         """``metadata``/``deletion_policy``/``update_policy`` of the parent resource."""
 
+    def mappings(self) -> Mapping[str, Any]:
+        """A CFN template's ``Mappings`` section (``Fn::FindInMap``; empty in HOT)."""
+
     # Optional: ``charge(function, value)`` counts what functions produce and
     # raises when a stack's functions produce too much (definition.Scope).
 

@@ -1,11 +1,14 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The CloudFormation-style functions HOT 2013-05-23 still accepts.
+"""The CloudFormation functions: those of CFN templates, and those HOT 2013-05-23
+still accepts.
 
-``Fn::Select`` lives on until 2015-04-30; the others are removed from 2014-10-16
-(see ``template/versions.py``).  ``Fn::GetAtt``, ``Fn::FindInMap`` and the CFN
-condition functions are in no HOT version's table, so a HOT template reads them
-as plain data, as Heat does.
+``Fn::Select`` lives on in HOT until 2015-04-30; the others are removed from
+2014-10-16 (see ``template/versions.py``).  ``Fn::GetAtt``, ``Fn::FindInMap``,
+``Fn::If`` and the CFN condition functions are in no HOT version's table, so a
+HOT template reads them as plain data, as Heat does; the CFN templates
+(``AWSTemplateFormatVersion``, ``HeatTemplateFormatVersion``) have them.  Facts
+from heat/engine/cfn/functions.py and heat/engine/cfn/template.py.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from .base import resolve
+from .conditions import Not as HotNot
+from .conditions import enabled
 from .hot import (
+    GetAttThenSelect,
     GetResource,
     HeatFunction,
     Join as HotJoin,
@@ -225,3 +231,80 @@ class ResourceFacade(HotResourceFacade):
         "DeletionPolicy": "deletion_policy",
         "UpdatePolicy": "update_policy",
     }
+
+
+# -- the functions only CFN templates have -----------------------------------------------
+
+
+class ParamRef(HeatFunction):
+    """``Ref: parameter`` in a condition: a parameter only (Heat's ParamRef); an
+    unknown name is 'in unknown', as Heat words it.  The pseudo parameters are the
+    template's own (``AWS::StackName``, ``AWS::StackId``, ``AWS::Region``), which
+    the stack context answers for."""
+
+    def result(self) -> Any:
+        name = resolve(self.args)
+        if not isinstance(name, str) or not self.ctx.has_param(name):
+            raise self.fail(invalid_reference(name, "unknown"))
+        return self.ctx.param(name)
+
+
+class CfnRef(Ref):
+    """``Ref: name`` in a CFN template: a resource's reference id (decided when the
+    call is parsed), else a parameter as ``ParamRef`` reads it."""
+
+    def result(self) -> Any:
+        if self._as_resource is not None:
+            return self._as_resource.result()
+        return ParamRef.result(self)  # type: ignore[arg-type]  # the same reading of ctx and args
+
+
+class FindInMap(HeatFunction):
+    """``Fn::FindInMap: [mapping, key, value]`` -- a value of the ``Mappings`` section.
+
+    Heat unpacks exactly three arguments when the call is parsed, and looks the
+    value up when it is resolved (a name that is not there is a KeyError there;
+    here a message that says which name).
+    """
+
+    def check_args(self) -> None:
+        if not is_list(self.args):
+            raise self.fail(f'Arguments to "{self.fn_name}" must be a list: [mapping, key, value]')
+        try:
+            _mapping, _key, _value = self.args
+        except ValueError as error:
+            # Heat's words are Python's, quoted (a KeyError's text).
+            raise self.fail(repr(str(error))) from None
+
+    def result(self) -> Any:
+        found: Any = self.ctx.mappings()
+        where = "Mappings"
+        for step in (resolve(item) for item in self.args):
+            if not isinstance(found, Mapping) or not _hashable(step) or step not in found:
+                raise self.fail(f'"{self.fn_name}": {where} has no key {json.dumps(step, default=str)}')
+            found, where = found[step], f"{where}.{step}"
+        return found
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+class GetAtt(GetAttThenSelect):
+    """``Fn::GetAtt: [resource, attribute]`` -- exactly two items (no path)."""
+
+    def check_args(self) -> None:
+        if not is_list(self.args) or len(self.args) != 2:
+            raise self.fail(f'Arguments to "{self.fn_name}" must be of the form '
+                            "[resource_name, attribute]")
+
+
+class Not(HotNot):
+    """``Fn::Not: [condition]`` -- a list of exactly one condition."""
+
+    def check_args(self) -> None:
+        if not is_list(self.args) or len(self.args) != 1:
+            raise self.fail(f'Arguments to "{self.fn_name}" must be of the form: [condition]')
+
+    def result(self) -> Any:
+        return not enabled(self.ctx, resolve(self.args[0]), self.path)

@@ -6,7 +6,9 @@ Sources of the rules (facts, re-implemented): ``heat/engine/hot/parameters.py``
 (which keys and constraints each HOT version allows), ``heat/engine/parameters.py``
 (conversions, defaults, the ``Parameter 'x' is invalid: ...`` wrapping),
 ``heat/engine/constraints.py`` (constraint checks and messages),
-``heat/engine/parameter_groups.py`` and ``heat/common/exception.py``.
+``heat/engine/parameter_groups.py`` and ``heat/common/exception.py``; a CFN
+template's ``Parameters`` (``Schema.from_dict``) are read by ``cfn`` into the same
+schemas.
 
 The parts, each importing only those before it: ``types`` (types, Heat's messages,
 conversions), ``constraints``, ``schema`` (the two sections, by the HOT version's
@@ -24,6 +26,7 @@ from .constraints import (
     Modulo,
     Range,
 )
+from .cfn import parse_cfn_parameter_schemas
 from .schema import (
     CONSTRAINT_ENTRY_KEYS,
     KIND_PRECEDENCE,
@@ -56,6 +59,7 @@ __all__ = [
     "AllowedPattern", "AllowedValues", "BOOLEAN", "CONSTRAINT_ENTRY_KEYS", "Constraint",
     "CustomConstraint", "HIDDEN_TEXT", "HOT_NAME", "HOT_TYPES", "JSON", "KIND_PRECEDENCE", "LIST",
     "Length", "MESSAGES", "Modulo", "NUMBER", "ParameterSchema", "ParameterValues", "Parameters",
+    "parse_cfn_parameter_schemas",
     "Range", "STRING", "VersionRules", "bool_from_string", "given_beyond_defaults", "parse_json", "parse_list",
     "parse_parameter_schemas", "provisional_parameters", "redacted", "resolve_parameters",
     "rules_for", "str_to_num",

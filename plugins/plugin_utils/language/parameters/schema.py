@@ -79,6 +79,8 @@ class ParameterSchema:
     immutable: bool = False
     constraints: tuple[Constraint, ...] = ()
     tags: tuple[Any, ...] = ()
+    # Declared in a CFN template (``Type: CommaDelimitedList``), not in HOT.
+    cfn: bool = False
 
     @property
     def required(self) -> bool:
@@ -89,8 +91,13 @@ class ParameterSchema:
         """The type as HOT spells it (``comma_delimited_list``)."""
         return HOT_NAME[self.type]
 
+    @property
+    def written_type(self) -> str:
+        """The type as the template spells it (Heat's messages quote that)."""
+        return self.type if self.cfn else self.hot_type
 
-def _check_dict(value: Any, allowed: Any, entity: str, source: str, path: str) -> None:
+
+def check_dict(value: Any, allowed: Any, entity: str, source: str, path: str) -> None:
     """Heat's ``Schema._check_dict``: a mapping with only the allowed keys."""
     if not isinstance(value, Mapping):
         raise TemplateError(MESSAGES["not_mapping"] % entity, source=source, path=path)
@@ -116,7 +123,7 @@ def _is_numeric(value: Any) -> bool:
 
 def _range(cdef: Any, desc: Any, source: str, path: str, length: bool = False) -> Constraint:
     entity = "length constraint" if length else "range constraint"
-    _check_dict(cdef, ("min", "max"), entity, source, path)
+    check_dict(cdef, ("min", "max"), entity, source, path)
     low, high = _get_num("min", cdef, source, path), _get_num("max", cdef, source, path)
     # Heat checks Length's emptiness before Range's, with its own wording.
     if low is None and high is None:
@@ -132,7 +139,7 @@ def _range(cdef: Any, desc: Any, source: str, path: str, length: bool = False) -
 
 
 def _modulo(cdef: Any, desc: Any, source: str, path: str) -> Constraint:
-    _check_dict(cdef, ("step", "offset"), "modulo constraint", source, path)
+    check_dict(cdef, ("step", "offset"), "modulo constraint", source, path)
     step, offset = _get_num("step", cdef, source, path), _get_num("offset", cdef, source, path)
     problem = None
     if step is None or offset is None:
@@ -193,7 +200,7 @@ def _constraints(name: str, spec: Mapping[str, Any], rules: VersionRules, source
     result = []
     for index, entry in enumerate(entries):
         here = f"{path}[{index}]"
-        _check_dict(entry, CONSTRAINT_ENTRY_KEYS, "parameter constraints", source, here)
+        check_dict(entry, CONSTRAINT_ENTRY_KEYS, "parameter constraints", source, here)
         # Heat takes the first kind present, in its order; the rest are ignored.
         kind = next((k for k in rules.constraint_kinds if k in entry), None)
         if kind is None:
@@ -206,7 +213,7 @@ def _constraints(name: str, spec: Mapping[str, Any], rules: VersionRules, source
 def _schema(name: str, spec: Any, rules: VersionRules, source: str,
             default_replaced: bool = False) -> ParameterSchema:
     path = f"parameters.{name}"
-    _check_dict(spec, rules.keys, f"parameter ({name})", source, path)
+    check_dict(spec, rules.keys, f"parameter ({name})", source, path)
     if "type" not in spec:
         raise TemplateError(MESSAGES["missing_type"] % name, source=source, path=path)
     if "tags" in rules.keys and not isinstance(spec.get("tags", []), list):
@@ -221,7 +228,7 @@ def _schema(name: str, spec: Any, rules: VersionRules, source: str,
         # Heat uses these as given (truthiness), it does not check them
         hidden=bool(spec.get("hidden", False)), immutable=bool(spec.get("immutable", False)),
         constraints=_constraints(name, spec, rules, source), tags=tuple(spec.get("tags") or ()))
-    _validate_schema(schema, source, check_default=not default_replaced)
+    validate_schema(schema, source, check_default=not default_replaced)
     return schema
 
 
@@ -229,12 +236,12 @@ def _wrapped(name: str, exp: str) -> str:
     return MESSAGES["param_invalid"] % {"name": name, "exp": exp}
 
 
-def _validate_schema(schema: ParameterSchema, source: str, check_default: bool = True) -> None:
+def validate_schema(schema: ParameterSchema, source: str, check_default: bool = True) -> None:
     """Heat's ``Schema.validate``: constraint kinds fit the type; default obeys them."""
     for constraint in schema.constraints:
         if schema.type not in constraint.valid_types:
             exp = MESSAGES["constraint_invalid_for"] % {
-                "name": constraint.kind, "utype": schema.hot_type}
+                "name": constraint.kind, "utype": schema.written_type}
             raise TemplateError(_wrapped(schema.name, exp), source=source,
                                 path=f"parameters.{schema.name}.constraints")
     if schema.default is not None and check_default:

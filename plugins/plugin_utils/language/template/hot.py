@@ -3,14 +3,18 @@
 """A HOT template: its version, its checked structure, and how to parse snippets.
 
 ``HotTemplate`` knows nothing of parameter values or resources; snippets are
-parsed against a ``StackContext`` that the definition stage provides.
+parsed against a ``StackContext`` that the definition stage provides.  A CFN
+template (``template/cfn.py``) is read into the same shape; ``read_template``
+picks the class a document's version key asks for.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ...errors import HotplayError, TemplateError
+from ..parameters import ParameterSchema, parse_parameter_schemas
 from ..functions import base
 from ..functions.base import OMIT, StackContext
 from ..functions.conditions import parse_condition
@@ -22,12 +26,19 @@ from .versions import HotVersion, version_of
 class HotTemplate:
     """A loaded template, structurally valid for its ``heat_template_version``."""
 
-    def __init__(self, source: TemplateSource) -> None:
+    # What functions may read besides the declared parameters (Heat's HOTParameters).
+    pseudo_parameters: tuple[str, ...] = ("OS::stack_name", "OS::stack_id", "OS::project_id")
+
+    def __init__(self, source: TemplateSource, version: HotVersion | None = None) -> None:
         self.source = source
-        data = source.data
-        self.version: HotVersion = version_of(data, source.path)
+        self.version: HotVersion = version or version_of(source.data, source.path)
+        self._read(source.data)
+
+    def _read(self, data: dict[str, Any]) -> None:
+        """Check the document and keep its sections."""
+        source = self.source
         validate_structure(data, self.version, source.path)
-        _check_names(data, source.path)
+        check_names(data, source.path)
         # Heat: an empty (null) section is the same as an absent one.
         self.description: str = data.get("description") or "No description"
         self.parameters_section: dict[str, Any] = data.get("parameters") or {}
@@ -35,6 +46,23 @@ class HotTemplate:
         self.conditions_section: dict[str, Any] = data.get("conditions") or {}
         self.resources_section: dict[str, Any] = data.get("resources") or {}
         self.outputs_section: dict[str, Any] = data.get("outputs") or {}
+        # CFN's Mappings (Fn::FindInMap); HOT has none.
+        self.mappings: dict[str, Any] = {}
+
+    def parameter_schemas(self, replaced_defaults: Collection[str] = (),
+                          check_defaults: bool = True) -> dict[str, ParameterSchema]:
+        """The declared parameters, checked (see ``parse_parameter_schemas``)."""
+        return parse_parameter_schemas(self.parameters_section, self.source.path, self.version.key,
+                                       replaced_defaults=replaced_defaults, check_defaults=check_defaults)
+
+    def in_own_words(self, error: HotplayError) -> HotplayError:
+        """``error`` with the places it names spelled as the template spells them
+        (the engine says ``resources.NAME.properties``, as HOT does)."""
+        return error
+
+    def place(self, path: str) -> str:
+        """A place of the engine's (``resources.web``) as the template spells it."""
+        return path
 
     def parse(self, ctx: StackContext, snippet: Any, path: str) -> Any:
         """``snippet`` with every call of this version's functions parsed.
@@ -70,7 +98,7 @@ class HotTemplate:
 NAMED_SECTIONS = ("parameters", "resources", "outputs", "conditions")
 
 
-def _check_names(data: dict[str, Any], source: str) -> None:
+def check_names(data: dict[str, Any], source: str) -> None:
     """Names are strings (YAML reads ``no:`` or ``1:`` as a boolean or a number),
     and resource names hold no ``/``, which separates nested resources in paths
     (Heat: 'Resource name may not contain "/"')."""

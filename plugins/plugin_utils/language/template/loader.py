@@ -32,6 +32,9 @@ from ...errors import TemplateError
 from ...limits import MAX_DEPTH, MAX_NODES, MAX_TEMPLATE_SIZE
 
 PROVIDER_SUFFIXES = (".yaml", ".template")
+# The keys that make a document a template (template/versions.py: HOT's and CFN's).
+TEMPLATE_VERSION_KEYS = frozenset({"heat_template_version", "AWSTemplateFormatVersion",
+                                   "HeatTemplateFormatVersion"})
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -499,7 +502,8 @@ class _Collector:
             data = parse_template_text(text, real)
         except (TemplateError, UnicodeDecodeError):
             return None
-        return (text, data) if "heat_template_version" in data else None
+        # heatclient's is_template: any of Heat's version keys (CFN's too).
+        return (text, data) if TEMPLATE_VERSION_KEYS & set(data) else None
 
     def _resolve(self, source: str, value: str, doc_path: str) -> str:
         """The real path of a reference, refused when it leaves the roots."""

@@ -1,12 +1,19 @@
 # Copyright: contributors to hotplay.stacks
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The HOT versions: what each ``heat_template_version`` allows, as data.
+"""The template versions: what each ``heat_template_version`` allows, as data, and
+the two CloudFormation-format versions Heat also reads.
 
-Each version is written as its changes to the previous one (Heat:
+Each HOT version is written as its changes to the previous one (Heat:
 heat/engine/hot/template.py, one class per version extending the previous), and
 the full tables are built from those changes.  A name a version does not have but
 another version has maps to an entry that fails validation naming the function
 and the version, so a template never silently reads a later function as data.
+
+The CFN versions (heat/engine/cfn/template.py: ``AWSTemplateFormatVersion:
+2010-09-09`` is CfnTemplate, ``HeatTemplateFormatVersion: 2012-12-12`` is
+HeatTemplate, without conditions) are two more tables of the same shape; their
+sections and keys are listed in HOT's spelling, the one the engine reads
+(``template/cfn.py`` renames CFN's).  They read other names as data, as Heat does.
 """
 
 from __future__ import annotations
@@ -185,6 +192,13 @@ class HotVersion:
     parameter_keys: frozenset[str]
     constraint_kinds: frozenset[str]
     deletion_policies: tuple[str, ...]
+    # The key that declares the version: ``heat_template_version``, or CFN's.
+    version_key: str = VERSION_KEY
+
+    @property
+    def is_cfn(self) -> bool:
+        """A CloudFormation-format template (CFN's section and key names)."""
+        return self.version_key != VERSION_KEY
 
     @property
     def has_conditions(self) -> bool:
@@ -305,31 +319,94 @@ VERSIONS: dict[str, HotVersion] = _build()
 _ACCEPTED = ", ".join(sorted(VERSIONS))
 
 
+# -- the CloudFormation-format versions ---------------------------------------------------
+
+CFN_VERSION_KEYS = ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion")
+
+# HeatTemplate's functions (CfnTemplate has these and Fn::If).
+_CFN_FUNCTIONS: Mapping[str, type[Function]] = {
+    "Fn::FindInMap": cfn.FindInMap,
+    "Fn::GetAZs": cfn.GetAZs,
+    "Ref": cfn.CfnRef,
+    "Fn::GetAtt": cfn.GetAtt,
+    "Fn::Select": cfn.Select,
+    "Fn::Join": cfn.Join,
+    "Fn::Split": cfn.Split,
+    "Fn::Replace": cfn.Replace,
+    "Fn::Base64": cfn.Base64,
+    "Fn::MemberListToMap": cfn.MemberListToMap,
+    "Fn::ResourceFacade": cfn.ResourceFacade,
+}
+
+_CFN_CONDITION_FUNCTIONS: Mapping[str, type[Function]] = {
+    "Fn::Equals": conditions.Equals,
+    "Ref": cfn.ParamRef,
+    "Fn::FindInMap": cfn.FindInMap,
+    "Fn::Not": cfn.Not,
+    "Fn::And": conditions.And,
+    "Fn::Or": conditions.Or,
+}
+
+# In HOT's spelling (template/cfn.py maps CFN's names onto these).
+_CFN_SECTIONS = ("description", "mappings", "parameters", "resources", "outputs")
+_CFN_RESOURCE_KEYS = ("type", "properties", "metadata", "depends_on", "deletion_policy",
+                      "update_policy", "description")
+# heat/engine/parameters.py PARAMETER_KEYS (read by parameters/cfn.py).
+CFN_PARAMETER_KEYS = ("Type", "Default", "NoEcho", "AllowedValues", "AllowedPattern", "MaxLength",
+                      "MinLength", "MaxValue", "MinValue", "Description", "ConstraintDescription",
+                      "Label")
+
+
+def _cfn_version(key: str, value: str, with_conditions: bool) -> HotVersion:
+    """CfnTemplate (``with_conditions``) or HeatTemplate."""
+    functions: dict[str, type[Function]] = dict(_CFN_FUNCTIONS)
+    condition_table: dict[str, type[Function]] = {}
+    if with_conditions:
+        # Heat: every template function is Invalid in a condition, Fn::If too.
+        condition_table = _condition_table({**functions, "Fn::If": hot.Invalid}, _CFN_CONDITION_FUNCTIONS)
+        functions["Fn::If"] = type("If", (conditions.If,), {"condition_table": condition_table})
+    condition_keys = ("condition",) if with_conditions else ()
+    return HotVersion(
+        key=value,
+        aliases=(),
+        functions=MappingProxyType(functions),
+        condition_functions=MappingProxyType(condition_table),
+        sections=frozenset(_CFN_SECTIONS + (("conditions",) if with_conditions else ())),
+        resource_keys=frozenset(_CFN_RESOURCE_KEYS + condition_keys),
+        output_keys=frozenset(("description", "value") + condition_keys),
+        parameter_keys=frozenset(CFN_PARAMETER_KEYS),
+        constraint_kinds=frozenset(),
+        deletion_policies=("Delete", "Retain", "Snapshot"),
+        version_key=key,
+    )
+
+
+CFN_VERSIONS: dict[tuple[str, str], HotVersion] = {
+    ("AWSTemplateFormatVersion", "2010-09-09"): _cfn_version("AWSTemplateFormatVersion", "2010-09-09", True),
+    ("HeatTemplateFormatVersion", "2012-12-12"): _cfn_version("HeatTemplateFormatVersion", "2012-12-12", False),
+}
+
+
 def version_of(data: Mapping[str, Any], source: str) -> HotVersion:
     """The version a template declares, with Heat's errors when it does not."""
-    cfn_keys = [k for k in ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion") if k in data]
-    if VERSION_KEY not in data and not cfn_keys:
+    keys = [k for k in (VERSION_KEY, *CFN_VERSION_KEYS) if k in data]
+    if not keys:
         raise TemplateError("Template format version not found.", source=source, path=VERSION_KEY)
-    declared = [k for k in (VERSION_KEY, *cfn_keys) if isinstance(data.get(k), str)]
+    declared = [k for k in keys if isinstance(data.get(k), str)]
     if len(declared) > 1:
-        raise _invalid(f"Ambiguous versions ({', '.join(declared)})", source)
+        raise _invalid(f"Ambiguous versions ({', '.join(declared)})", source, keys[0])
     if not declared:
-        raise _invalid("Template version was not provided", source)
-    if declared[0] != VERSION_KEY:
-        raise _invalid(
-            f'"{declared[0]}" templates are not supported, only HOT templates '
-            f'("{VERSION_KEY}")',
-            source,
-        )
-    value = data[VERSION_KEY]
-    if value not in VERSIONS:
-        raise _invalid(
-            f'"{VERSION_KEY}: {value}". "{VERSION_KEY}" should be one of: {_ACCEPTED}', source
-        )
-    return VERSIONS[value]
+        raise _invalid("Template version was not provided", source, keys[0])
+    key, value = declared[0], data[declared[0]]
+    known = VERSIONS if key == VERSION_KEY else {
+        version: table for (cfn_key, version), table in CFN_VERSIONS.items() if cfn_key == key}
+    if value not in known:
+        # Heat: "should be one of" a list, "should be" the only one.
+        accepted = _ACCEPTED if key == VERSION_KEY else ", ".join(sorted(known))
+        should = "should be one of" if len(known) > 1 else "should be"
+        raise _invalid(f'"{key}: {value}". "{key}" {should}: {accepted}', source, key)
+    return known[value]
 
 
-def _invalid(explanation: str, source: str) -> TemplateError:
-    return TemplateError(
-        f"The template version is invalid: {explanation}", source=source, path=VERSION_KEY
-    )
+def _invalid(explanation: str, source: str, key: str) -> TemplateError:
+    return TemplateError(f"The template version is invalid: {explanation}", source=source, path=key)

@@ -99,7 +99,7 @@ def block_devices(mappings: Sequence[Mapping[str, Any]] | None) -> list[dict[str
 def interface_ports(interfaces: Sequence[Any] | None) -> list[str]:
     """The ports of ``NetworkInterfaces`` (ids, or ``NetworkInterfaceId`` with its
     ``DeviceIndex``) in device order, as Heat's ``_build_nics``."""
-    entries = []
+    entries: list[Any] = []
     for entry in interfaces or []:
         if isinstance(entry, str):
             entry = {"NetworkInterfaceId": entry, "DeviceIndex": len(entries)}
@@ -385,8 +385,8 @@ class AWSSecurityGroup(neutron.SecurityGroup):
         "SecurityGroupEgress": PropertySchema("list", "List of security group egress rules.",
                                               update_allowed=True, schema=_AWS_RULE),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
-    custom_constraints: Mapping[str, str] = {}
+    attributes_schema = {}
+    custom_constraints = {}
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         for _direction, key in _DIRECTIONS:
@@ -485,7 +485,7 @@ class AWSVolume(cinder.Volume):
         "Tags": PropertySchema("list", "The list of tags to associate with the volume.", immutable=True,
                                schema=KEY_VALUE),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
+    attributes_schema = {}
     custom_constraints = {"SnapshotId": "cinder.backup"}
     live_attributes = frozenset()
 
@@ -531,7 +531,7 @@ class AWSVolumeAttachment(cinder.VolumeAttachment):
                                  required=True, immutable=True,
                                  constraints=(allowed_pattern("/dev/vd[b-z]"),)),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
+    attributes_schema = {}
     custom_constraints = {"VolumeId": "cinder.volume"}
 
     @staticmethod
@@ -694,7 +694,7 @@ class ElasticIpAssociation(OpenStackResource):
         "NetworkInterfaceId": PropertySchema("string", "Network interface ID to associate with EIP.",
                                              update_allowed=True),
     }
-    attributes_schema: dict[str, AttributeSchema] = {}
+    attributes_schema = {}
     custom_constraints = {"InstanceId": "nova.server"}
 
     def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:

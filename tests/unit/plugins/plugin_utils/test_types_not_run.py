@@ -8,9 +8,19 @@ cloud, with the catalog asked: tests/cloud/test_types_not_run.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.operations.engine import ApplyRequest, apply_stack
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.base import resource_class
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.heat_types import HEAT27_TYPES, service_of
-from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.services import Unrun, unrun_message
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources.services import (
+    TypesNotRun,
+    Unrun,
+    unrun_message,
+)
+from ansible_collections.hotplay.stacks.plugins.plugin_utils.store import open_store
 
 
 def test_every_heat_type_is_run_here_or_refused_naming_its_service() -> None:
@@ -19,8 +29,8 @@ def test_every_heat_type_is_run_here_or_refused_naming_its_service() -> None:
             if resource_class(name) is not None:
                 continue
             told = unrun_message([Unrun("resources.r", name)], None)
-            assert f"resources.r ({name}): a type of {client} ({service_type}), but hotplay.stacks does " \
-                   f"not implement {name} yet" in told, told
+            assert f"resources.r ({name}): a type of {client} ({service_type}) that hotplay.stacks does " \
+                   "not implement yet" in told, told
 
 
 def test_the_catalog_decides_between_heats_words_and_not_implemented() -> None:
@@ -33,5 +43,30 @@ def test_the_catalog_decides_between_heats_words_and_not_implemented() -> None:
                            "(OS::Octavia::LoadBalancer): the cloud runs octavia (load-balancer), but "
                            "hotplay.stacks does not implement OS::Octavia::LoadBalancer yet; resources.x "
                            "(OS::Sahara::Cluster): The Resource Type (OS::Sahara::Cluster) could not be found.")
-    assert "provider template over a module" in told
+    assert "map each such type to a provider template over a module" in told
     assert service_of("OS::Sahara::Cluster") is None  # gone from Heat 27
+
+
+def test_a_template_with_types_not_run_is_refused_at_once_in_check_mode_too_and_nothing_written(
+        tmp_path: Path) -> None:
+    template = tmp_path / "t.yaml"
+    template.write_text("""\
+heat_template_version: 2018-08-31
+resources:
+  fine: {type: OS::Heat::Value, properties: {value: 1}}
+  db: {type: OS::Trove::Instance, properties: {flavor: m1.small, size: 1}}
+  queue: {type: OS::Zaqar::Queue}
+""")
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for check_mode in (True, False):
+        store = open_store(url)
+        try:
+            with pytest.raises(TypesNotRun) as refused:
+                apply_stack(store, ApplyRequest(name="w", template=str(template), check_mode=check_mode), "j")
+            assert store.find_stack("w") is None
+        finally:
+            store.close()
+        told = str(refused.value)
+        assert told.startswith(f"{template}: resources of types hotplay.stacks does not run: resources.db "
+                               "(OS::Trove::Instance): a type of trove (database) that hotplay.stacks does not "
+                               "implement yet; resources.queue (OS::Zaqar::Queue): a type of zaqar (messaging)")
