@@ -426,7 +426,8 @@ def _resource(name: str, entry: Any, source: str, path: str) -> AbandonedResourc
 
 # Heat's types that never set a physical id (``resource_id`` stays null when they are done).
 TYPES_WITHOUT_ID = frozenset({"OS::Heat::Delay", "OS::Heat::WaitCondition",
-                              "AWS::CloudFormation::WaitCondition"})
+                              "AWS::CloudFormation::WaitCondition", "OS::Keystone::UserRoleAssignment",
+                              "OS::Keystone::GroupRoleAssignment"})
 
 
 def _complete_without_id(entry: Mapping[str, Any]) -> bool:

@@ -3,12 +3,13 @@
 """OpenStack's resource types, native: classes that call the cloud's APIs in the
 controller's process through openstacksdk, holding the cloud's ids as physical
 ids.  One module per service (``neutron``, ``nova``, ``cinder``, ``glance``,
-``swift``; ``ec2``: Heat's AWS server on Nova),
+``swift``, ``keystone``; ``ec2``: Heat's AWS server on Nova),
 each imported when a template first names one of its types; and what they
 share: the run's session with its cloud (``session``: one authenticated
 connection per cloud per run, a bound on calls in flight), shared status polls
 (``poller``), Heat's custom constraints and lookups by name or id
-(``constraints``), schemas built on Heat 27's facade data (``base``).
+(``constraints``; Keystone's in ``identity``, with what the Keystone types
+share), schemas built on Heat 27's facade data (``base``).
 
 Part of the resources stage: may import core, language, store and the rest of
 ``resources``; openstacksdk only inside ``session``, when a run first uses its cloud.
@@ -32,6 +33,10 @@ TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "glance": ("OS::Glance::WebImage",),
     "swift": ("OS::Swift::Container", "AWS::S3::Bucket", "OS::Heat::SwiftSignalHandle",
               "OS::Heat::SwiftSignal"),
+    "keystone": ("OS::Keystone::Project", "OS::Keystone::User", "OS::Keystone::Group",
+                 "OS::Keystone::Role", "OS::Keystone::Domain", "OS::Keystone::Region",
+                 "OS::Keystone::Service", "OS::Keystone::Endpoint",
+                 "OS::Keystone::UserRoleAssignment", "OS::Keystone::GroupRoleAssignment"),
 }
 
 register_deferred(__name__, TYPES_BY_MODULE)

@@ -210,7 +210,9 @@ class CloudSession:
             proxy = self._proxies.get(service)
             if proxy is None:
                 proxy = getattr(self._connect(), service)
-                self._timed(proxy.get_endpoint)  # discovery now, while the lock is held
+                # Discovery now, while the lock is held; keystoneauth's own method:
+                # the identity proxy's get_endpoint is another (it shows the catalog).
+                self._timed(lambda: _discovered_endpoint(proxy))
                 self._proxies[service] = proxy
             slots = self._slots.get(service)
             if slots is None:
@@ -309,7 +311,7 @@ class CloudSession:
         """The URL of ``service`` (``object_store``: the project's account) as the
         catalog gives it to this session."""
         proxy, _slots = self._proxy(service)
-        return str(self._timed(proxy.get_endpoint)).rstrip("/")
+        return str(self._timed(lambda: _discovered_endpoint(proxy))).rstrip("/")
 
     def identity_names(self) -> tuple[str, str]:
         """(project name, user name) of the session's login (Heat's context's
@@ -326,6 +328,14 @@ class CloudSession:
             connection = self._connect()
         return bool(self.remember(("has_service", service_type),
                                   lambda: self._timed(lambda: connection.has_service(service_type))))
+
+
+def _discovered_endpoint(proxy: Any) -> Any:
+    """keystoneauth's endpoint of an openstacksdk proxy (discovered, then cached by the
+    proxy).  Its own method: the identity proxy's ``get_endpoint`` is another one."""
+    from keystoneauth1.adapter import Adapter  # pylint: disable=import-outside-toplevel  # with openstacksdk
+
+    return Adapter.get_endpoint(proxy) if isinstance(proxy, Adapter) else proxy.get_endpoint()
 
 
 class ObjectAnswer:

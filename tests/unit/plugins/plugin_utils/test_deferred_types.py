@@ -15,7 +15,7 @@ import sys
 from ansible_collections.hotplay.stacks.plugins.plugin_utils.resources import base, openstack
 
 PACKAGE = openstack.__name__
-SERVICE_MODULES = ("neutron", "nova", "cinder", "glance", "swift", "ec2")
+SERVICE_MODULES = ("neutron", "nova", "cinder", "glance", "swift", "ec2", "keystone")
 
 
 def _registered_by(module_name: str) -> set[str]:
