@@ -125,12 +125,10 @@ KINDS = {"domain": ("domains", "domain"), "project": ("projects", "project"), "g
 
 @pytest.fixture
 def sides(tmp_path: Path, run_tasks: Any, cloud_env: dict[str, str], heat_client: Any):
-    pair = both_sides(tmp_path / "keystone.yaml", TEMPLATE, run_tasks, cloud_env, heat_client)
-    heat, hotplay = next(pair)
-    # The user's password is a secret: the store keeps it encrypted, with this key.
-    hotplay.env = {**hotplay.env, "HOTPLAY_STORE_KEY": "cloud tests' store key"}
-    yield heat, hotplay
-    next(pair, None)  # both deleted
+    for heat, hotplay in both_sides(tmp_path / "keystone.yaml", TEMPLATE, run_tasks, cloud_env, heat_client):
+        # The user's password is a secret: the store keeps it encrypted, with this key.
+        hotplay.env = {**hotplay.env, "HOTPLAY_STORE_KEY": "cloud tests' store key"}
+        yield heat, hotplay  # both deleted when the loop ends
 
 
 def shown(conn: Any, path: str, key: str) -> Any:
