@@ -442,7 +442,10 @@ def test_a_stopped_nova_api_ends_the_task_at_its_timeout_and_the_next_job_conver
         # machine is the margin.
         assert took < TIMEOUT + 60, f"the task took {took:.0f} s"
         assert not left, f"processes of the job left: {left}"
-        campaign.assert_converged(campaign.whole(applied), member, "after Nova resumed")
+        # The next job runs with no timeout: the short one is the stopped Nova's; a
+        # loaded machine's Nova, resumed with its backlog, took longer than it (CI).
+        converging = {key: value for key, value in applied.items() if key != "timeout"}
+        campaign.assert_converged(campaign.whole(converging), member, "after Nova resumed")
     finally:
         gone = campaign.whole({"state": "absent"})
     assert not gone.get("failed"), gone.get("msg")
