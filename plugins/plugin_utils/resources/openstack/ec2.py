@@ -603,7 +603,7 @@ def associate(cloud: Any, server: str, floating_ip: str) -> None:
 
 
 @register
-class ElasticIp(OpenStackResource):
+class ElasticIp(nova.NovaResource):
     """``AWS::EC2::EIP``: a floating IP of the cloud's external network, on
     ``InstanceId``'s first interface when given; its reference is the address."""
 
@@ -616,10 +616,6 @@ class ElasticIp(OpenStackResource):
     attributes_schema = {"AllocationId": AttributeSchema(
         "ID that AWS assigns to represent the allocation of the address for use with Amazon VPC.", "string")}
     custom_constraints = {"InstanceId": "nova.server"}
-
-    def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
-        for name, constraint in self.custom_constraints.items():
-            nova.check_nova_constraint(self.cloud, constraint, properties.get(name), f"{path}.{name}")
 
     def handle_create(self, properties: Mapping[str, Any]) -> Outcome:
         made = self.cloud.request(neutron.NEUTRON, "POST", "/floatingips", {
@@ -680,7 +676,7 @@ class ElasticIp(OpenStackResource):
 
 
 @register
-class ElasticIpAssociation(OpenStackResource):
+class ElasticIpAssociation(nova.NovaResource):
     """``AWS::EC2::EIPAssociation``: the floating IP ``EIP`` (an address) onto
     ``InstanceId``, or the one ``AllocationId`` names onto ``NetworkInterfaceId`` (or
     the instance's first port), as Heat's."""
@@ -696,9 +692,6 @@ class ElasticIpAssociation(OpenStackResource):
     }
     attributes_schema = {}
     custom_constraints = {"InstanceId": "nova.server"}
-
-    def validate_with_cloud(self, properties: Mapping[str, Any], path: str) -> None:
-        nova.check_nova_constraint(self.cloud, "nova.server", properties.get("InstanceId"), f"{path}.InstanceId")
 
     def validate(self, properties: Mapping[str, Any]) -> None:
         """Heat's checks, in its order and words."""
